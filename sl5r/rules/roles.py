@@ -1,0 +1,241 @@
+"""Players, roles and the start of the game (R1, R1.1, R3).
+
+Who plays what for a given number of players, what each role may see and do, and whether
+a clan's declared starting provinces are allowed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Final
+
+from .clans import CLANS, SHADOWLANDS
+from .errors import LineupError
+from .mapgraph import GameMap
+
+
+class Role(str, Enum):
+    GENERAL = "general"
+    DAIMYO = "daimyo"
+    KARO = "karo"
+
+
+class ShortfallRule(str, Enum):
+    """R1: what to do with a player count that is not a multiple of 8."""
+
+    EXCLUDE_SHADOWLANDS = "exclude_shadowlands"  # (a)
+    SMALLER_CLANS = "smaller_clans"  # (b)
+
+
+class ThreeVariant(str, Enum):
+    """R1: the 24-player choice, three per clan."""
+
+    THREE_GENERALS = "three_generals"
+    GENERALS_AND_DAIMYO = "generals_and_daimyo"
+
+
+G, D, K = Role.GENERAL, Role.DAIMYO, Role.KARO
+
+MIN_PER_CLAN: Final = 1
+MAX_PER_CLAN: Final = 6
+
+
+def clan_roles(size: int, variant: ThreeVariant = ThreeVariant.GENERALS_AND_DAIMYO) -> list[Role]:
+    """R1's table: the roles of one clan with ``size`` members."""
+    if size == 3:
+        return [G, G, G] if variant is ThreeVariant.THREE_GENERALS else [G, G, D]
+    table: dict[int, list[Role]] = {
+        1: [G],
+        2: [G, G],
+        4: [G, G, G, D],
+        5: [G, G, G, D, K],
+        6: [G, G, G, G, D, K],
+    }
+    if size not in table:
+        raise LineupError("players", f"a clan has 1 to 6 members, not {size}")
+    return list(table[size])
+
+
+def _one_fewer(roles: list[Role]) -> list[Role]:
+    # R1 (b): drop the Karo first, then the Daimyo, and only then a General.
+    for role in (K, D, G):
+        if role in roles:
+            fewer = list(roles)
+            fewer.remove(role)
+            return fewer
+    return roles
+
+
+@dataclass(frozen=True, slots=True)
+class Lineup:
+    """The proposed roles of every clan in the game."""
+
+    clans: Mapping[str, tuple[Role, ...]]
+    excluded_clans: frozenset[str]
+
+    @property
+    def players(self) -> int:
+        return sum(len(r) for r in self.clans.values())
+
+    def generals(self, clan: str) -> int:
+        return self.clans[clan].count(G)
+
+
+def lineup_propose(
+    players: int,
+    *,
+    shortfall: ShortfallRule = ShortfallRule.SMALLER_CLANS,
+    variant: ThreeVariant = ThreeVariant.GENERALS_AND_DAIMYO,
+    smaller_clans: Sequence[str] | None = None,
+) -> Lineup:
+    """R1: the roles per clan for ``players`` players.
+
+    A count that is a multiple of 8 uses the table. Otherwise the judge either leaves the
+    Shadowlands out (the other seven share the players; a remainder makes some clans
+    smaller, as in (b)) or makes some clans one member smaller. ``smaller_clans`` names
+    which clans are smaller; by default the last ones in the clan order, which the judge may
+    change.
+    """
+    excluded: frozenset[str] = frozenset()
+    clans = list(CLANS)
+    if players % len(CLANS) and shortfall is ShortfallRule.EXCLUDE_SHADOWLANDS:
+        excluded = frozenset({SHADOWLANDS})
+        clans.remove(SHADOWLANDS)
+    if players < len(clans) * MIN_PER_CLAN:
+        raise LineupError(
+            "players", f"{players} players are too few: every clan needs at least one General"
+        )
+    size = -(-players // len(clans))  # ceiling division
+    if size > MAX_PER_CLAN:
+        raise LineupError(
+            "players",
+            f"{players} players are too many: at most {MAX_PER_CLAN * len(clans)} "
+            f"for {len(clans)} clans",
+        )
+    short = size * len(clans) - players
+    if smaller_clans is None:
+        chosen = clans[len(clans) - short :] if short else []
+    else:
+        chosen = list(smaller_clans)
+        unknown = [c for c in chosen if c not in clans]
+        if unknown:
+            raise LineupError("smaller_clans", f'"{unknown[0]}" is not a clan in the game')
+        if len(set(chosen)) != short:
+            raise LineupError(
+                "smaller_clans", f"{players} players need exactly {short} smaller clans"
+            )
+    lineup: dict[str, tuple[Role, ...]] = {}
+    for clan in clans:
+        roles = clan_roles(size, variant)
+        if clan in chosen:
+            roles = _one_fewer(roles)
+        lineup[clan] = tuple(roles)
+    return Lineup(clans=lineup, excluded_clans=excluded)
+
+
+def lineup_check(roles: Sequence[Role]) -> str | None:
+    """Why a clan's roles are not allowed (R1), or None when they are."""
+    generals = roles.count(G)
+    daimyo = roles.count(D)
+    karo = roles.count(K)
+    if generals < 1:
+        return "a clan needs at least one General"
+    if generals > 4:
+        return "a clan has at most four Generals"
+    if daimyo > 1 or karo > 1:
+        return "a clan has at most one Daimyo and one Karo"
+    if karo and not daimyo:
+        return "a Karo serves a Daimyo: the clan has no Daimyo"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Visibility:
+    """What a member of a clan may see and do (R1.1). Judges see everything."""
+
+    sees_all_armies: bool
+    negotiates: bool
+    gives_written_instructions: bool
+    watches_battles: bool
+    gives_orders: bool
+
+
+def role_visibility(role: Role, clan_roles: Sequence[Role]) -> Visibility:
+    """R1.1: the table of what each role sees, by the roles its clan has."""
+    has_daimyo = D in clan_roles
+    has_karo = K in clan_roles
+    if role is G:
+        return Visibility(
+            sees_all_armies=not has_daimyo,
+            negotiates=not has_daimyo,
+            gives_written_instructions=False,
+            watches_battles=True,
+            gives_orders=True,
+        )
+    if role is D:
+        return Visibility(
+            sees_all_armies=True,
+            negotiates=True,
+            gives_written_instructions=not has_karo,
+            watches_battles=not has_karo,
+            gives_orders=False,
+        )
+    return Visibility(
+        sees_all_armies=True,
+        negotiates=False,
+        gives_written_instructions=False,
+        watches_battles=True,
+        gives_orders=False,
+    )
+
+
+def public_display_shows_armies(lineup: Mapping[str, Sequence[Role]]) -> bool:
+    """R1.1: the public display shows army positions only where no clan has a Daimyo."""
+    return not any(D in roles for roles in lineup.values())
+
+
+def general_visible_provinces(game_map: GameMap, province: str | None) -> frozenset[str]:
+    """R1.1: a General under a Daimyo sees his army's province and the ones next to it."""
+    if province is None:
+        return frozenset()
+    return frozenset({province}) | game_map.neighbours.get(province, frozenset())
+
+
+def starting_positions_check(
+    game_map: GameMap,
+    clan: str,
+    provinces: Sequence[str],
+    *,
+    excluded_clans: frozenset[str] = frozenset(),
+) -> list[str]:
+    """R3.2: every problem with a clan's declared starting provinces (empty when allowed).
+
+    Armies start in different home provinces of their clan, castle provinces first: a
+    province without a castle may be used only once every castle home province is.
+    """
+    problems: list[str] = []
+    homes = game_map.home_provinces.get(clan, ())
+    blocked = game_map.blocked_provinces(excluded_clans)
+    seen: set[str] = set()
+    for i, pid in enumerate(provinces):
+        place = f"provinces[{i}]"
+        if pid not in game_map.provinces:
+            problems.append(f'{place}: there is no province "{pid}"')
+        elif pid not in homes:
+            problems.append(f"{place}: {game_map.provinces[pid].name} is not a {clan} home province")
+        elif pid in blocked:
+            problems.append(f"{place}: {game_map.provinces[pid].name} is impassable")
+        elif pid in seen:
+            problems.append(f"{place}: two armies may not start in the same province")
+        seen.add(pid)
+    if len(provinces) > len(homes):
+        problems.append(f"{len(provinces)} armies but only {len(homes)} home provinces")
+    castles = [pid for pid in homes if pid in game_map.castles and pid not in blocked]
+    plain_used = [pid for pid in seen if pid in homes and pid not in game_map.castles]
+    unused_castles = [pid for pid in castles if pid not in seen]
+    if plain_used and unused_castles:
+        names = ", ".join(game_map.provinces[pid].name for pid in unused_castles)
+        problems.append(f"castle provinces first: {names} must be used before a province without a castle")
+    return problems

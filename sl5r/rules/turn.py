@@ -1,0 +1,464 @@
+"""Adjudicating one strategic turn (R4–R9): orders in, positions, meetings and control out.
+
+``adjudicate_turn`` is a pure function. Everything random goes through the ``RandomSource``
+the caller passes, and every draw comes back in the result (R11), so the same state, orders
+and draws always give the same result. The decisions where rules.md leaves room are recorded
+in docs/adjudication.md; the comments below say which rule each step carries out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Literal, Protocol
+
+from .clans import CLANS, SCORPION, UNICORN
+from .errors import RulesInputError
+from .mapgraph import GameMap
+from .scoring import clan_scores, small_farms
+
+OnSwap = Literal["stay", "advance"]
+DestroyedBy = Literal["loss", "winner"]
+
+# R9: a loser may reform from T + 2, an army destroyed by the winner's choice from T + 1.
+REFORM_DELAY: Mapping[str, int] = {"loss": 2, "winner": 1}
+
+
+class RandomSource(Protocol):
+    """What the engine needs from a random generator; ``random.Random`` is one."""
+
+    def choice(self, seq: Sequence[str], /) -> str: ...
+
+
+class Outcome(str, Enum):
+    MOVED = "moved"
+    HELD = "held"
+    BLOCKED = "blocked"
+    STOPPED = "stopped"
+    REFORMED = "reformed"
+    REJECTED = "rejected"
+
+
+class DrawMethod(str, Enum):
+    GIVEN = "given"
+    RANDOM = "random"
+    SCORPION = "scorpion"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    clan_abilities: bool = True
+    excluded_clans: frozenset[str] = frozenset()
+
+    @property
+    def clans(self) -> tuple[str, ...]:
+        """The clans in the game (R1): the eight less the excluded ones."""
+        return tuple(c for c in CLANS if c not in self.excluded_clans)
+
+
+@dataclass(frozen=True, slots=True)
+class Army:
+    id: str
+    clan: str
+    province: str | None
+    in_battle: bool = False
+    destroyed_in_turn: int | None = None
+    destroyed_by: DestroyedBy | None = None
+
+    @property
+    def destroyed(self) -> bool:
+        return self.province is None
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    army: str
+    move: tuple[str, ...] = ()
+    reform: str | None = None
+    claim: bool = True
+    on_swap: OnSwap = "advance"
+    late: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnState:
+    """The board at the start of a turn. ``control`` covers every province of the map."""
+
+    game_map: GameMap
+    turn: int
+    armies: Sequence[Army]
+    control: Mapping[str, str | None]
+    settings: Settings = field(default_factory=Settings)
+
+
+@dataclass(frozen=True, slots=True)
+class OrderResult:
+    army: str
+    outcome: Outcome
+    province: str | None
+    reason_code: str | None = None
+    reason_text: str | None = None
+
+    @property
+    def reason(self) -> str | None:
+        if self.reason_code is None:
+            return None
+        return f"{self.reason_code}: {self.reason_text}"
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """How one swap conflict was decided (R5.2, R5.3, R11)."""
+
+    provinces: tuple[str, str]
+    moving_from: str
+    method: DrawMethod
+    choices: tuple[str, ...] = ()
+    source: str | None = None
+    armies: tuple[str, ...] = ()
+    on_swap: OnSwap | None = None
+
+    @property
+    def key(self) -> str:
+        return draw_key(*self.provinces)
+
+
+@dataclass(frozen=True, slots=True)
+class Meeting:
+    province: str
+    armies: tuple[str, ...]
+    new: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Reinforcement:
+    province: str
+    armies: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    turn: int
+    armies: tuple[Army, ...]
+    orders: tuple[OrderResult, ...]
+    draws: tuple[Draw, ...]
+    meetings: tuple[Meeting, ...]
+    reinforcements: tuple[Reinforcement, ...]
+    control: dict[str, str | None]
+    scores: dict[str, int]
+    small_farms: dict[str, int]
+
+
+def draw_key(a: str, b: str) -> str:
+    """The key of a swap draw: the two province ids sorted and joined with ``|``."""
+    return f"{a}|{b}" if a < b else f"{b}|{a}"
+
+
+class _Rejected(Exception):
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(code)
+        self.code = code
+        self.text = text
+
+
+@dataclass(slots=True)
+class _Plan:
+    """A valid order, being carried out."""
+
+    army: Army
+    order: Order
+    path: tuple[str, ...] = ()
+    reform: str | None = None
+    outcome: Outcome = Outcome.HELD
+    end: str | None = None
+
+
+def _validate(
+    state: TurnState,
+    army: Army,
+    order: Order,
+    blocked: frozenset[str],
+    occupied: frozenset[str],
+) -> _Plan:
+    """Check one order against the start of the turn (R4, R5.4, R9); raise ``_Rejected``.
+
+    The checks run in the order of docs/adjudication.md's table of reason codes.
+    """
+    game_map = state.game_map
+    provinces = game_map.provinces
+    if order.late:
+        raise _Rejected("late", "the order arrived after the deadline")
+    if army.in_battle:
+        raise _Rejected("in_battle", "the army is in a battle; its General cannot give orders")
+    if army.province is None and order.reform is None:
+        raise _Rejected("destroyed", "the army is destroyed; it can only reform")
+    if order.reform is not None:
+        return _validate_reform(state, army, order, blocked)
+
+    start = army.province
+    assert start is not None
+    path = order.move
+    if not path:
+        return _Plan(army=army, order=order, end=start)
+    if len(path) > 2:
+        raise _Rejected("too_many_steps", f"a move has one or two provinces, not {len(path)}")
+    if len(path) == 2:
+        if army.clan != UNICORN:
+            raise _Rejected("not_unicorn", "only a Unicorn army may move two provinces")
+        if not state.settings.clan_abilities:
+            raise _Rejected("abilities_off", "clan abilities are off: no two-province moves")
+    previous = start
+    for step in path:
+        if step not in provinces:
+            raise _Rejected("unknown_province", f'there is no province "{step}"')
+        if not game_map.adjacent(previous, step):
+            raise _Rejected(
+                "not_adjacent",
+                f"{provinces[step].name} does not border {provinces[previous].name}",
+            )
+        if step in blocked:
+            raise _Rejected("impassable", f"{provinces[step].name} is impassable")
+        previous = step
+    if len(path) == 2:
+        if path[1] == start:
+            raise _Rejected("returns", "a two-province move may not end where it started")
+        taken = [p for p in path if p in occupied]
+        if taken:
+            raise _Rejected(
+                "occupied",
+                f"{provinces[taken[0]].name} held an army at the start of the turn",
+            )
+    return _Plan(army=army, order=order, path=path)
+
+
+def _validate_reform(state: TurnState, army: Army, order: Order, blocked: frozenset[str]) -> _Plan:
+    provinces = state.game_map.provinces
+    target = order.reform
+    assert target is not None
+    if army.province is not None:
+        raise _Rejected("not_destroyed", "only a destroyed army can reform")
+    if target not in provinces:
+        raise _Rejected("unknown_province", f'there is no province "{target}"')
+    province = provinces[target]
+    if target in blocked:
+        raise _Rejected("impassable", f"{province.name} is impassable")
+    delay = REFORM_DELAY[army.destroyed_by or "loss"]
+    first_turn = (army.destroyed_in_turn or 0) + delay
+    if state.turn < first_turn:
+        raise _Rejected("too_early", f"the army may reform from turn {first_turn} on")
+    if province.castle is None:
+        raise _Rejected("not_castle", f"{province.name} has no castle")
+    if province.home_clan != army.clan:
+        raise _Rejected("not_home", f"{province.name} is not a home province of the clan")
+    if state.control.get(target) != army.clan:
+        raise _Rejected("not_controlled", f"the clan does not control {province.name}")
+    return _Plan(army=army, order=order, reform=target)
+
+
+def adjudicate_turn(
+    state: TurnState,
+    orders: Sequence[Order],
+    *,
+    draws: Mapping[str, str] | None = None,
+    rng: RandomSource,
+    rng_label: str = "system",
+) -> TurnResult:
+    """Carry out one turn's orders at once (R4–R9) and report everything that happened.
+
+    ``draws`` gives swap draws by ``draw_key`` (the value is the province whose armies
+    move); a conflict without one is drawn with ``rng`` in the sorted order of the keys.
+    """
+    given = draws or {}
+    game_map = state.game_map
+    settings = state.settings
+    armies = {a.id: a for a in state.armies}
+    blocked = game_map.blocked_provinces(settings.excluded_clans)
+    occupied = frozenset(a.province for a in state.armies if a.province is not None)
+    battles = frozenset(a.province for a in state.armies if a.in_battle and a.province)
+
+    plans: dict[str, _Plan] = {}
+    results: dict[str, OrderResult] = {}
+    for index, order in enumerate(orders):
+        army = armies.get(order.army)
+        if army is None:
+            raise RulesInputError(f"orders[{index}].army", f'unknown army "{order.army}"')
+        if order.army in plans or order.army in results:
+            raise RulesInputError(f"orders[{index}].army", f'a second order for "{order.army}"')
+        try:
+            plans[order.army] = _validate(state, army, order, blocked, occupied)
+        except _Rejected as rejected:
+            results[order.army] = OrderResult(
+                army=army.id,
+                outcome=Outcome.REJECTED,
+                province=army.province,
+                reason_code=rejected.code,
+                reason_text=rejected.text,
+            )
+
+    decided = _resolve_swaps(state, plans, given, rng, rng_label)
+    _resolve_unicorn_stops(plans)
+
+    # Where every army ends, and who arrived where (R5, R9).
+    final: dict[str, Army] = {}
+    arrived: set[str] = set()
+    for army in state.armies:
+        plan = plans.get(army.id)
+        if plan is None or plan.end is None or plan.end == army.province:
+            final[army.id] = army
+            continue
+        arrived.add(army.id)
+        final[army.id] = Army(id=army.id, clan=army.clan, province=plan.end)
+
+    by_province: dict[str, list[Army]] = {}
+    for army in final.values():
+        if army.province is not None:
+            by_province.setdefault(army.province, []).append(army)
+
+    # R5.5, R8: whoever enters a province with a battle going on joins it.
+    reinforcements: list[Reinforcement] = []
+    for pid in sorted(battles):
+        joining = sorted(a.id for a in by_province.get(pid, ()) if a.id in arrived)
+        if joining:
+            reinforcements.append(Reinforcement(province=pid, armies=tuple(joining)))
+            for aid in joining:
+                a = final[aid]
+                final[aid] = Army(id=a.id, clan=a.clan, province=a.province, in_battle=True)
+
+    # R7 meetings and R6 control, province by province.
+    control = dict(state.control)
+    meetings: list[Meeting] = []
+    for pid in sorted(by_province):
+        if pid in battles:
+            continue  # R6: no change of hands while a battle goes on.
+        present = by_province[pid]
+        clans = {a.clan for a in present}
+        if len(clans) > 1:
+            meetings.append(
+                Meeting(
+                    province=pid,
+                    armies=tuple(sorted(a.id for a in present)),
+                    new=any(a.id in arrived for a in present),
+                )
+            )
+        elif any(_claims(plans.get(a.id)) for a in present):
+            control[pid] = present[0].clan
+
+    for aid, plan in plans.items():
+        results[aid] = OrderResult(army=aid, outcome=plan.outcome, province=plan.end)
+
+    clans_in_game = settings.clans
+    return TurnResult(
+        turn=state.turn,
+        armies=tuple(final[a.id] for a in state.armies),
+        orders=tuple(results[o.army] for o in orders),
+        draws=tuple(decided),
+        meetings=tuple(meetings),
+        reinforcements=tuple(reinforcements),
+        control=control,
+        scores=clan_scores(game_map, control, clans_in_game),
+        small_farms=small_farms(game_map, control, clans_in_game),
+    )
+
+
+def _claims(plan: _Plan | None) -> bool:
+    # R6: an army claims unless the order carried out for it says claim: false.
+    return plan is None or plan.order.claim
+
+
+def _resolve_swaps(
+    state: TurnState,
+    plans: dict[str, _Plan],
+    given: Mapping[str, str],
+    rng: RandomSource,
+    rng_label: str,
+) -> list[Draw]:
+    """Carry out single moves and reforms, deciding swap conflicts (R5.2, R5.3)."""
+    edges: dict[tuple[str, str], list[_Plan]] = {}
+    for plan in plans.values():
+        if plan.reform is not None:
+            plan.outcome, plan.end = Outcome.REFORMED, plan.reform
+        elif len(plan.path) == 1:
+            assert plan.army.province is not None
+            edges.setdefault((plan.army.province, plan.path[0]), []).append(plan)
+            plan.outcome, plan.end = Outcome.MOVED, plan.path[0]
+        elif len(plan.path) == 2:
+            plan.outcome, plan.end = Outcome.MOVED, plan.path[1]
+        else:
+            plan.end = plan.army.province
+
+    conflicts: list[tuple[str, str]] = []
+    for a, b in edges:
+        if a < b and (b, a) in edges:
+            sides = edges[(a, b)] + edges[(b, a)]
+            if len({p.army.clan for p in sides}) > 1:
+                conflicts.append((a, b))
+
+    decided: list[Draw] = []
+    for a, b in sorted(conflicts):
+        draw = _decide_conflict(state, a, b, edges[(a, b)], edges[(b, a)], given, rng, rng_label)
+        decided.append(draw)
+        staying_from = b if draw.moving_from == a else a
+        staying_to = a if staying_from == b else b
+        for plan in edges[(staying_from, staying_to)]:
+            plan.outcome, plan.end = Outcome.BLOCKED, staying_from
+    return decided
+
+
+def _decide_conflict(
+    state: TurnState,
+    a: str,
+    b: str,
+    from_a: list[_Plan],
+    from_b: list[_Plan],
+    given: Mapping[str, str],
+    rng: RandomSource,
+    rng_label: str,
+) -> Draw:
+    pair = (a, b)
+    if state.settings.clan_abilities:
+        scorpions_a = [p for p in from_a if p.army.clan == SCORPION]
+        scorpions_b = [p for p in from_b if p.army.clan == SCORPION]
+        if bool(scorpions_a) != bool(scorpions_b):
+            side, scorpions = (a, scorpions_a) if scorpions_a else (b, scorpions_b)
+            choices = {p.order.on_swap for p in scorpions}
+            if len(choices) == 1:
+                # R5.3: "advance" fights where the Scorpion goes, "stay" where it stands.
+                on_swap = choices.pop()
+                other = b if side == a else a
+                return Draw(
+                    provinces=pair,
+                    moving_from=side if on_swap == "advance" else other,
+                    method=DrawMethod.SCORPION,
+                    armies=tuple(sorted(p.army.id for p in scorpions)),
+                    on_swap=on_swap,
+                )
+    key = draw_key(a, b)
+    if key in given:
+        return Draw(provinces=pair, moving_from=given[key], method=DrawMethod.GIVEN)
+    return Draw(
+        provinces=pair,
+        moving_from=rng.choice(pair),
+        method=DrawMethod.RANDOM,
+        choices=pair,
+        source=rng_label,
+    )
+
+
+def _resolve_unicorn_stops(plans: dict[str, _Plan]) -> None:
+    """R5.4: a double move stops in P1 when another clan's army enters P1 this turn.
+
+    Only single moves and reforms can enter P1: P1 was empty at the start of the turn, so no
+    swap can block them, and double moves are the Unicorn's alone.
+    """
+    doubles = [p for p in plans.values() if len(p.path) == 2]
+    if not doubles:
+        return
+    entering: dict[str, set[str]] = {}
+    for plan in plans.values():
+        if plan.end is not None and len(plan.path) != 2 and plan.end != plan.army.province:
+            entering.setdefault(plan.end, set()).add(plan.army.clan)
+    for plan in doubles:
+        first = plan.path[0]
+        if entering.get(first, set()) - {plan.army.clan}:
+            plan.outcome, plan.end = Outcome.STOPPED, first
