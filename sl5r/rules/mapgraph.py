@@ -237,4 +237,3 @@ def rokugan_map() -> GameMap:
     """The bundled default map (R2): 39 provinces, 85 borders."""
     text = resources.files(__package__).joinpath("maps/rokugan.json").read_text("utf-8")
     return map_from_dict(json.loads(text), place="rokugan")
-

@@ -224,7 +224,9 @@ def starting_positions_check(
         if pid not in game_map.provinces:
             problems.append(f'{place}: there is no province "{pid}"')
         elif pid not in homes:
-            problems.append(f"{place}: {game_map.provinces[pid].name} is not a {clan} home province")
+            problems.append(
+                f"{place}: {game_map.provinces[pid].name} is not a {clan} home province"
+            )
         elif pid in blocked:
             problems.append(f"{place}: {game_map.provinces[pid].name} is impassable")
         elif pid in seen:
@@ -237,5 +239,7 @@ def starting_positions_check(
     unused_castles = [pid for pid in castles if pid not in seen]
     if plain_used and unused_castles:
         names = ", ".join(game_map.provinces[pid].name for pid in unused_castles)
-        problems.append(f"castle provinces first: {names} must be used before a province without a castle")
+        problems.append(
+            f"castle provinces first: {names} must be used before a province without a castle"
+        )
     return problems

@@ -56,7 +56,10 @@ def army(**fields: Any) -> dict[str, Any]:
         ({"turn": 0}, "turn: must be at least 1, not 0"),
         ({"turn": "3"}, 'turn: must be a whole number, not "3"'),
         ({"settings": {"clan_abilities": "yes"}}, "settings.clan_abilities: must be true or false"),
-        ({"settings": {"excluded_clans": ["orc"]}}, 'settings.excluded_clans[0]: unknown clan "orc"'),
+        (
+            {"settings": {"excluded_clans": ["orc"]}},
+            'settings.excluded_clans[0]: unknown clan "orc"',
+        ),
         ({"settings": {"speed": 2}}, "settings.speed: unknown field"),
         ({"armies": [army(clan="crabb")]}, 'armies[0].clan: unknown clan "crabb"'),
         ({"armies": [army(), army()]}, 'armies[1].id: "x" is given twice'),

@@ -47,9 +47,9 @@ def test_r2_bundled_map_is_exactly_the_design_map() -> None:
         pytest.skip("../shared/design/rokugan-map.json is not beside this checkout")
     shared = json.loads(SHARED_MAP.read_text(encoding="utf-8"))
     game_map = rokugan_map()
-    assert {
-        (p["id"], p["home_clan"], p["castle"]) for p in shared["provinces"]
-    } == {(p.id, p.home_clan, p.castle) for p in game_map.provinces.values()}
+    assert {(p["id"], p["home_clan"], p["castle"]) for p in shared["provinces"]} == {
+        (p.id, p.home_clan, p.castle) for p in game_map.provinces.values()
+    }
     assert {frozenset(b) for b in shared["borders"]} == {frozenset(b) for b in game_map.borders}
 
 
@@ -106,7 +106,7 @@ def test_map_round_trips_through_to_dict() -> None:
         ({"provinces": [{"id": "", "castle": False}]}, "map.provinces[0].id: must be a non-empty"),
         ({"provinces": [{"id": "a|b"}]}, 'map.provinces[0].id: "a|b" may not contain "|"'),
         ({"provinces": [{"id": "a", "castle": 3}]}, "map.provinces[0].castle: must be true"),
-        ({"provinces": [{"id": "a", "x": "left"}]}, 'map.provinces[0].x: must be a number'),
+        ({"provinces": [{"id": "a", "x": "left"}]}, "map.provinces[0].x: must be a number"),
         ({"provinces": [{"id": "a", "impassable": "yes"}]}, "map.provinces[0].impassable"),
         ({"provinces": [{"id": "a", "size": 3}]}, "map.provinces[0].size: unknown field"),
         ({"provinces": ["a"]}, "map.provinces[0]: must be an object"),

@@ -86,7 +86,7 @@ def test_r5_2_no_conflict_means_no_draw() -> None:
 
 def test_engine_refuses_orders_for_unknown_or_twice_ordered_armies() -> None:
     s = state(Army("crab-1", "crab", "a"))
-    with pytest.raises(RulesInputError, match='orders\\[0\\].army: unknown army "ghost"'):
+    with pytest.raises(RulesInputError, match=r'orders\[0\].army: unknown army "ghost"'):
         adjudicate_turn(s, [Order("ghost")], rng=random.Random(1))
     with pytest.raises(RulesInputError, match="a second order"):
         adjudicate_turn(s, [Order("crab-1"), Order("crab-1")], rng=random.Random(1))

@@ -1,0 +1,1 @@
+"""Admin for the referees' models (none yet)."""

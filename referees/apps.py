@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class RefereesConfig(AppConfig):
+    name = "referees"
+    verbose_name = _("Referees")
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Configure the Celery app in every Django process, so that tasks sent from the web
+        # server use the configured broker. It is not imported by `sl5r/__init__.py`, which
+        # must stay free of side effects (see there).
+        import sl5r.celery  # noqa: F401

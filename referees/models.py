@@ -1,0 +1,1 @@
+"""Tournaments, players and the clock come here; no models yet."""

@@ -1,0 +1,1 @@
+"""Judge console and public display views (none yet)."""

@@ -1,0 +1,31 @@
+"""ASGI entry point: ``daphne sl5r.asgi:application``.
+
+HTTP goes to Django; websockets go through the allowed-hosts origin check and the session
+authentication to the routes collected from each app's ``routing.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sl5r.settings")
+
+# Load the apps before anything imports models (consumers do, through routing).
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from sl5r.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        ),
+    }
+)

@@ -1,0 +1,108 @@
+"""Reading configuration from environment variables.
+
+Only ``sl5r.settings`` calls these helpers; apps read ``django.conf.settings`` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+
+POSTGRES_SCHEMES = frozenset({"postgres", "postgresql", "pgsql"})
+SQLITE_SCHEMES = frozenset({"sqlite", "sqlite3"})
+
+
+def env_bool(environ: Mapping[str, str], name: str, *, default: bool) -> bool:
+    """Return the boolean value of ``name``; ``default`` when it is not set."""
+    if name not in environ:
+        return default
+    value = environ[name].strip().lower()
+    if value in TRUE_WORDS:
+        return True
+    if value in FALSE_WORDS:
+        return False
+    raise ImproperlyConfigured(f"{name}: expected a boolean (1/0, true/false), got {value!r}")
+
+
+def env_int(environ: Mapping[str, str], name: str, *, default: int) -> int:
+    """Return the integer value of ``name``; ``default`` when it is not set or empty."""
+    value = environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}: expected an integer, got {value!r}") from None
+
+
+def env_list(environ: Mapping[str, str], name: str, *, default: list[str]) -> list[str]:
+    """Return the comma-separated list in ``name``; ``default`` when it is not set."""
+    if name not in environ:
+        return list(default)
+    return [item.strip() for item in environ[name].split(",") if item.strip()]
+
+
+def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
+    """Turn a database URL into a Django ``DATABASES`` entry.
+
+    Supported forms:
+
+    - ``postgres://user:password@host:port/dbname?sslmode=require`` (also ``postgresql://``);
+      query parameters become connection ``OPTIONS``;
+    - ``sqlite:///relative/path.sqlite3``, ``sqlite:////absolute/path.sqlite3``.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme in POSTGRES_SCHEMES:
+        name = unquote(parts.path.lstrip("/"))
+        if not name:
+            raise ImproperlyConfigured("DATABASE_URL: the database name is missing")
+        try:
+            port = parts.port
+        except ValueError:
+            raise ImproperlyConfigured("DATABASE_URL: the port is not a number") from None
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": name,
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": unquote(parts.hostname or ""),
+            "PORT": str(port) if port is not None else "",
+            "OPTIONS": dict(parse_qsl(parts.query)),
+        }
+    if scheme in SQLITE_SCHEMES:
+        path = unquote(parts.path)
+        # sqlite:///db.sqlite3 is relative to the project, sqlite:////tmp/x is absolute.
+        relative = path[1:] if path.startswith("/") else path
+        if not relative:
+            raise ImproperlyConfigured("DATABASE_URL: the SQLite file name is missing")
+        name = Path(relative) if relative.startswith("/") else base_dir / relative
+        return sqlite_database(name)
+    raise ImproperlyConfigured(
+        f"DATABASE_URL: unsupported scheme {parts.scheme!r} (use postgres:// or sqlite:///)"
+    )
+
+
+def sqlite_database(name: Path | str) -> dict[str, Any]:
+    """A SQLite ``DATABASES`` entry tuned for a web server with a few writers.
+
+    WAL lets readers work while a turn is being resolved; ``IMMEDIATE`` transactions take
+    the write lock at ``BEGIN`` so two writers queue on ``timeout`` instead of failing with
+    "database is locked" when one of them upgrades a read lock.
+    """
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": name,
+        "OPTIONS": {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        },
+    }

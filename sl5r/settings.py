@@ -1,0 +1,214 @@
+"""Django settings for SL5R Referee.
+
+The defaults give the embedded setup: one machine, SQLite in WAL mode, an in-memory channel
+layer and the in-process turn clock; nothing else to install. Production is configured with
+environment variables (see README.md, "Configuration"):
+
+- ``DATABASE_URL`` (``postgres://user:password@host:port/db``) switches to PostgreSQL;
+- ``REDIS_URL`` switches the channel layer and the Celery broker/result backend to Redis;
+- ``SECRET_KEY`` given turns ``DEBUG`` off unless ``DEBUG`` says otherwise, and with ``DEBUG``
+  off the HTTPS and cookie protections are on.
+
+Apps never read the environment themselves: they read ``django.conf.settings`` when they
+need a value, never at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
+
+from sl5r.env import (
+    env_bool,
+    env_int,
+    env_list,
+    parse_database_url,
+    sqlite_database,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+# Lower case: not a setting, so never shown on a debug page.
+_env = os.environ
+
+# --- Core --------------------------------------------------------------------------------
+
+_secret_key = _env.get("SECRET_KEY", "")
+DEBUG = env_bool(_env, "DEBUG", default=not _secret_key)
+if not _secret_key and not DEBUG:
+    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+# The development key is only ever used with DEBUG on.
+SECRET_KEY = _secret_key or "django-insecure-sl5r-development-key-never-use-in-production"
+
+ALLOWED_HOSTS = env_list(_env, "ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list(_env, "CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    # daphne first: its runserver replaces Django's with an ASGI one.
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "channels",
+    "strategic_map",
+    "referees",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "sl5r.urls"
+WSGI_APPLICATION = "sl5r.wsgi.application"
+ASGI_APPLICATION = "sl5r.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ----------------------------------------------------------------------------
+
+_database_url = _env.get("DATABASE_URL", "").strip()
+DATABASES = {
+    "default": (
+        parse_database_url(_database_url, base_dir=BASE_DIR)
+        if _database_url
+        else sqlite_database(BASE_DIR / "db.sqlite3")
+    ),
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Live updates and background work ----------------------------------------------------
+
+REDIS_URL = _env.get("REDIS_URL", "").strip()
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        },
+    }
+else:
+    # One process only: the embedded setup runs a single Daphne.
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# Celery reads the CELERY_* names (sl5r/celery.py). Without Redis nothing is sent to a
+# worker: the in-process clock calls the services directly, so the in-memory transport is
+# only a harmless placeholder.
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# Which clock resolves due turns: "inprocess" (a task inside the web server, the embedded
+# default) or "celery" (Celery beat + worker, needs REDIS_URL).
+SL5R_CLOCK_CHOICES = ("inprocess", "celery")
+SL5R_CLOCK = _env.get("SL5R_CLOCK", "inprocess").strip().lower() or "inprocess"
+if SL5R_CLOCK not in SL5R_CLOCK_CHOICES:
+    raise ImproperlyConfigured(
+        f"SL5R_CLOCK: expected one of {', '.join(SL5R_CLOCK_CHOICES)}, got {SL5R_CLOCK!r}"
+    )
+if SL5R_CLOCK == "celery" and not REDIS_URL:
+    raise ImproperlyConfigured("SL5R_CLOCK=celery needs REDIS_URL for the broker")
+
+# --- Internationalisation ----------------------------------------------------------------
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [
+    ("en", _("English")),
+    ("ru", _("Russian")),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+USE_I18N = True
+TIME_ZONE = _env.get("TIME_ZONE", "UTC").strip() or "UTC"
+USE_TZ = True
+CELERY_TIMEZONE = TIME_ZONE
+
+# --- Static files ------------------------------------------------------------------------
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# With DEBUG on, serve the source files through the finders and pick up edits at once.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        # Hashed, compressed files need `collectstatic`; with DEBUG on, WhiteNoise serves the
+        # source files straight from the finders instead.
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        ),
+    },
+}
+
+# --- Authentication ----------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# --- Security (production) ---------------------------------------------------------------
+
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool(_env, "SECURE_SSL_REDIRECT", default=True)
+    # Load balancers probe over plain HTTP.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_HSTS_SECONDS = env_int(_env, "SECURE_HSTS_SECONDS", default=31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool(_env, "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env_bool(_env, "SECURE_HSTS_PRELOAD", default=True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # Only behind a proxy that sets X-Forwarded-Proto itself; otherwise a client could
+    # claim HTTPS.
+    if env_bool(_env, "SECURE_PROXY_SSL_HEADER", default=False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- Logging -----------------------------------------------------------------------------
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": _env.get("LOG_LEVEL", "INFO").upper()},
+    "loggers": {
+        "django": {"level": _env.get("DJANGO_LOG_LEVEL", "INFO").upper(), "propagate": True},
+    },
+}

@@ -1,0 +1,255 @@
+"""Settings come from the environment: embedded defaults, production switches."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db.utils import ConnectionHandler
+
+from sl5r.env import env_bool, env_list, parse_database_url, sqlite_database
+
+BASE_DIR = Path(__file__).resolve().parents[1]
+SETTINGS_FILE = BASE_DIR / "sl5r" / "settings.py"
+CONFIG_VARIABLES = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "SECRET_KEY",
+    "DEBUG",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "TIME_ZONE",
+    "SL5R_CLOCK",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_PROXY_SSL_HEADER",
+)
+PRODUCTION_KEY = "k3y-" + "x7Qp9Lm2Vz" * 6
+
+
+def load_settings(monkeypatch: pytest.MonkeyPatch, **env: str) -> dict[str, Any]:
+    """Evaluate sl5r/settings.py afresh with exactly these configuration variables."""
+    for name in CONFIG_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(SETTINGS_FILE))
+
+
+# --- parse_database_url ----------------------------------------------------------------
+
+
+def test_parse_postgres_url_with_everything() -> None:
+    """User, password (URL-decoded), host, port, name and query options are all read."""
+    config = parse_database_url(
+        "postgres://ref%40ree:p%3Ass@db.example.com:6543/sl5r?sslmode=require",
+        base_dir=BASE_DIR,
+    )
+
+    assert config == {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": "sl5r",
+        "USER": "ref@ree",
+        "PASSWORD": "p:ss",
+        "HOST": "db.example.com",
+        "PORT": "6543",
+        "OPTIONS": {"sslmode": "require"},
+    }
+
+
+def test_parse_postgresql_url_with_defaults() -> None:
+    """postgresql:// works too; a missing password or port stays empty."""
+    config = parse_database_url("postgresql://postgres@127.0.0.1/test", base_dir=BASE_DIR)
+
+    assert config["ENGINE"] == "django.db.backends.postgresql"
+    assert (config["USER"], config["PASSWORD"], config["HOST"], config["PORT"]) == (
+        "postgres",
+        "",
+        "127.0.0.1",
+        "",
+    )
+    assert config["NAME"] == "test"
+
+
+def test_parse_sqlite_urls(tmp_path: Path) -> None:
+    """sqlite:///name is relative to the project, sqlite:////path is absolute."""
+    relative = parse_database_url("sqlite:///data/db.sqlite3", base_dir=tmp_path)
+    absolute = parse_database_url("sqlite:////var/lib/sl5r/db.sqlite3", base_dir=tmp_path)
+
+    assert relative["ENGINE"] == "django.db.backends.sqlite3"
+    assert relative["NAME"] == tmp_path / "data" / "db.sqlite3"
+    assert absolute["NAME"] == Path("/var/lib/sl5r/db.sqlite3")
+    assert absolute["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("mysql://root@localhost/test", "unsupported scheme"),
+        ("postgres://postgres@localhost/", "database name is missing"),
+        ("postgres://postgres@localhost:port/test", "port is not a number"),
+        ("sqlite://", "file name is missing"),
+    ],
+)
+def test_parse_database_url_refuses_bad_urls(url: str, problem: str) -> None:
+    """A URL that cannot be used is a configuration error naming DATABASE_URL."""
+    with pytest.raises(ImproperlyConfigured, match=f"DATABASE_URL: .*{problem}"):
+        parse_database_url(url, base_dir=BASE_DIR)
+
+
+def test_env_helpers() -> None:
+    """Booleans accept the usual words; lists are comma-separated and trimmed."""
+    env = {"A": "Yes", "B": "off", "C": "maybe", "L": " a.example, b.example ,,"}
+
+    assert env_bool(env, "A", default=False) is True
+    assert env_bool(env, "B", default=True) is False
+    assert env_bool(env, "MISSING", default=True) is True
+    with pytest.raises(ImproperlyConfigured, match="C: expected a boolean"):
+        env_bool(env, "C", default=False)
+    assert env_list(env, "L", default=[]) == ["a.example", "b.example"]
+    assert env_list(env, "MISSING", default=["x"]) == ["x"]
+
+
+def test_sqlite_connections_use_wal(tmp_path: Path, django_db_blocker: Any) -> None:
+    """A SQLite connection made from the settings runs in WAL mode with IMMEDIATE writes."""
+    handler = ConnectionHandler({"default": sqlite_database(tmp_path / "wal.sqlite3")})
+    connection = handler["default"]
+    # A private connection to a throw-away file, not the test database.
+    with django_db_blocker.unblock():
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("PRAGMA journal_mode")
+                journal_mode = cursor.fetchone()[0]
+        finally:
+            connection.close()
+
+    assert journal_mode == "wal"
+    assert connection.transaction_mode == "IMMEDIATE"
+
+
+# --- The settings module ---------------------------------------------------------------
+
+
+def test_embedded_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No environment: SQLite in WAL mode, in-memory channels, in-process clock, DEBUG on."""
+    settings = load_settings(monkeypatch)
+
+    database = settings["DATABASES"]["default"]
+    assert database["ENGINE"] == "django.db.backends.sqlite3"
+    assert database["NAME"] == BASE_DIR / "db.sqlite3"
+    assert "journal_mode=WAL" in database["OPTIONS"]["init_command"]
+    assert database["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    layer = settings["CHANNEL_LAYERS"]["default"]["BACKEND"]
+    assert layer == "channels.layers.InMemoryChannelLayer"
+    assert settings["SL5R_CLOCK"] == "inprocess"
+    assert settings["DEBUG"] is True
+    assert settings["TIME_ZONE"] == "UTC"
+    assert "CELERY_TASK_ALWAYS_EAGER" not in settings
+    assert [code for code, _name in settings["LANGUAGES"]] == ["en", "ru"]
+    assert settings["LOCALE_PATHS"] == [BASE_DIR / "locale"]
+    assert settings["INSTALLED_APPS"][0] == "daphne"
+    assert "django.middleware.locale.LocaleMiddleware" in settings["MIDDLEWARE"]
+
+
+def test_database_url_switches_to_postgresql(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DATABASE_URL=postgres://… makes PostgreSQL the default database."""
+    settings = load_settings(monkeypatch, DATABASE_URL="postgres://root@127.0.0.1:5432/test")
+
+    database = settings["DATABASES"]["default"]
+    assert database["ENGINE"] == "django.db.backends.postgresql"
+    assert (database["USER"], database["HOST"], database["PORT"], database["NAME"]) == (
+        "root",
+        "127.0.0.1",
+        "5432",
+        "test",
+    )
+
+
+def test_redis_url_switches_channels_and_celery(monkeypatch: pytest.MonkeyPatch) -> None:
+    """REDIS_URL moves the channel layer and the Celery broker and results to Redis."""
+    url = "redis://127.0.0.1:6379/2"
+    settings = load_settings(monkeypatch, REDIS_URL=url, SL5R_CLOCK="celery")
+
+    assert settings["CHANNEL_LAYERS"]["default"] == {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [url]},
+    }
+    assert settings["CELERY_BROKER_URL"] == url
+    assert settings["CELERY_RESULT_BACKEND"] == url
+    assert settings["SL5R_CLOCK"] == "celery"
+
+
+def test_secret_key_turns_on_production_security(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With SECRET_KEY and no DEBUG, DEBUG is off and HTTPS and secure cookies are on."""
+    settings = load_settings(
+        monkeypatch,
+        SECRET_KEY=PRODUCTION_KEY,
+        ALLOWED_HOSTS="referee.example.com",
+        CSRF_TRUSTED_ORIGINS="https://referee.example.com",
+        TIME_ZONE="Europe/Moscow",
+    )
+
+    assert settings["DEBUG"] is False
+    assert settings["SECRET_KEY"] == PRODUCTION_KEY
+    assert settings["ALLOWED_HOSTS"] == ["referee.example.com"]
+    assert settings["CSRF_TRUSTED_ORIGINS"] == ["https://referee.example.com"]
+    assert settings["TIME_ZONE"] == "Europe/Moscow"
+    assert settings["SECURE_SSL_REDIRECT"] is True
+    assert settings["SESSION_COOKIE_SECURE"] is True
+    assert settings["CSRF_COOKIE_SECURE"] is True
+    assert settings["SECURE_HSTS_SECONDS"] > 0
+    assert "SECURE_PROXY_SSL_HEADER" not in settings
+
+
+def test_debug_can_be_forced_on_with_a_secret_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DEBUG=1 wins over the SECRET_KEY default; the production switches stay off."""
+    settings = load_settings(monkeypatch, SECRET_KEY=PRODUCTION_KEY, DEBUG="1")
+
+    assert settings["DEBUG"] is True
+    assert "SECURE_SSL_REDIRECT" not in settings
+
+
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"DEBUG": "0"}, "SECRET_KEY must be set"),
+        ({"SL5R_CLOCK": "sundial"}, "SL5R_CLOCK: expected one of inprocess, celery"),
+        ({"SL5R_CLOCK": "celery"}, "needs REDIS_URL"),
+        ({"DATABASE_URL": "mysql://x/y"}, "DATABASE_URL"),
+    ],
+)
+def test_bad_configuration_is_refused(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], problem: str
+) -> None:
+    """A configuration that cannot work stops the start with a clear message."""
+    with pytest.raises(ImproperlyConfigured, match=problem):
+        load_settings(monkeypatch, **env)
+
+
+@pytest.mark.slow
+def test_deploy_check_is_clean_with_production_environment(tmp_path: Path) -> None:
+    """`manage.py check --deploy` reports nothing with a production environment."""
+    env = {name: value for name, value in os.environ.items() if name not in CONFIG_VARIABLES}
+    env.update(
+        SECRET_KEY=PRODUCTION_KEY,
+        ALLOWED_HOSTS="referee.example.com",
+        CSRF_TRUSTED_ORIGINS="https://referee.example.com",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    )
+
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "no issues" in result.stdout
