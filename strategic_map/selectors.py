@@ -9,8 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sl5r.rules.mapgraph import GameMap, map_from_dict
+from sl5r.rules.turn import Army as RulesArmy
+from sl5r.rules.turn import Order as RulesOrder
+from sl5r.rules.turn import Settings, TurnState
 from strategic_map.clans import clan_name
-from strategic_map.models import Map
+from strategic_map.models import Army, Campaign, Map, Order, Turn
 
 
 @dataclass(frozen=True)
@@ -103,3 +107,80 @@ def map_detail(*, slug: str) -> MapDetail | None:
     # Clan by clan, unaligned provinces last.
     provinces.sort(key=lambda row: (row.home_clan is None, row.home_clan_name, row.name))
     return MapDetail(slug=map_obj.slug, name=map_obj.name, provinces=provinces, borders=borders)
+
+
+# --- Campaigns: the engine's view of the stored board -------------------------------------
+
+_MAP_CACHE: dict[tuple[int, int], GameMap] = {}
+
+
+def campaign_game_map(campaign: Campaign) -> GameMap:
+    """The campaign's map as the engine's graph; built once per process, it never changes."""
+    key = (campaign.pk, campaign.map_id)
+    game_map = _MAP_CACHE.get(key)
+    if game_map is None:
+        game_map = map_from_dict(campaign.map_data)
+        _MAP_CACHE[key] = game_map
+    return game_map
+
+
+def campaign_settings(campaign: Campaign) -> Settings:
+    return Settings(
+        clan_abilities=campaign.clan_abilities,
+        excluded_clans=frozenset(campaign.excluded_clans),
+    )
+
+
+def board_armies(campaign: Campaign, armies: Sequence[Army]) -> list[RulesArmy]:
+    """The engine's armies: those on the board (deployed, or destroyed and waiting)."""
+    placed = campaign.board.get("armies", {})
+    found: list[RulesArmy] = []
+    for army in armies:
+        spot = placed.get(army.code)
+        if spot is None:
+            continue
+        found.append(
+            RulesArmy(
+                id=army.code,
+                clan=army.clan,
+                province=spot.get("province"),
+                in_battle=bool(spot.get("in_battle")),
+                destroyed_in_turn=spot.get("destroyed_in_turn"),
+                destroyed_by=spot.get("destroyed_by"),
+            )
+        )
+    return found
+
+
+def campaign_turn_state(campaign: Campaign, *, turn: int) -> TurnState:
+    """The board at this moment as the engine's input for turn ``turn``."""
+    armies = list(Army.objects.filter(campaign=campaign).order_by("id"))
+    return TurnState(
+        game_map=campaign_game_map(campaign),
+        turn=turn,
+        armies=tuple(board_armies(campaign, armies)),
+        control=dict(campaign.board.get("control", {})),
+        settings=campaign_settings(campaign),
+    )
+
+
+def order_to_rules(order: Order, code: str) -> RulesOrder:
+    return RulesOrder(
+        army=code,
+        move=tuple(order.path) if order.kind == Order.Kind.MOVE else (),
+        reform=order.reform if order.kind == Order.Kind.REFORM else None,
+        claim=order.claim,
+        on_swap="stay" if order.on_swap == Order.OnSwap.STAY else "advance",
+    )
+
+
+def turn_current_orders(turn: Turn) -> dict[int, Order]:
+    """The order that counts for each army this turn (the latest; withdrawals removed)."""
+    latest: dict[int, Order] = {}
+    for order in Order.objects.filter(turn=turn).order_by("id"):
+        latest[order.army_id] = order
+    return {aid: o for aid, o in latest.items() if o.kind != Order.Kind.WITHDRAW}
+
+
+def campaign_open_turn(campaign: Campaign) -> Turn | None:
+    return Turn.objects.filter(campaign=campaign, status=Turn.Status.OPEN).order_by("-id").first()

@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import random
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
 
+from django.db.models import F
+
+from sl5r.rules.casefile import case_from_dict, case_to_dict, result_to_dict
 from sl5r.rules.mapgraph import map_from_dict
-from strategic_map.models import Map
+from sl5r.rules.turn import Army as RulesArmy
+from sl5r.rules.turn import RandomSource, adjudicate_turn, order_check
+from strategic_map.models import Army, Campaign, Map, Order, Turn
+from strategic_map.selectors import (
+    campaign_game_map,
+    campaign_turn_state,
+    order_to_rules,
+    turn_current_orders,
+)
 
 
 def map_import(*, slug: str, data: Mapping[str, object]) -> Map:
@@ -29,3 +43,229 @@ def map_import(*, slug: str, data: Mapping[str, object]) -> Map:
         slug=slug, defaults={"name": name[:200], "data": stored}
     )
     return map_obj
+
+
+# --- Campaigns ----------------------------------------------------------------------------
+#
+# These services change the board. They do not log or broadcast: the tournament services in
+# ``referees`` call them inside their own transaction and record and announce what happened.
+
+ORDER_ERROR_NOT_OPEN = "the turn is not open for orders"
+
+
+class OrderRefused(ValueError):
+    """An order that the turn would reject; ``code`` is the engine's reason code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def campaign_create(
+    *,
+    game_map: Map,
+    clan_abilities: bool = True,
+    excluded_clans: Sequence[str] = (),
+    base_hand: int = 5,
+) -> Campaign:
+    """A new campaign on a copy of ``game_map``; every clan controls its home provinces."""
+    graph = map_from_dict(game_map.data)
+    return Campaign.objects.create(
+        map=game_map,
+        map_data=game_map.data,
+        clan_abilities=clan_abilities,
+        excluded_clans=sorted(set(excluded_clans)),
+        base_hand=base_hand,
+        board={"armies": {}, "control": graph.initial_control(excluded_clans)},
+    )
+
+
+def campaign_touch(*, campaign: Campaign) -> int:
+    """Count a visible change: the version that live updates carry grows by one."""
+    Campaign.objects.filter(pk=campaign.pk).update(version=F("version") + 1)
+    campaign.refresh_from_db(fields=["version"])
+    return campaign.version
+
+
+def army_create(*, campaign: Campaign, code: str, clan: str) -> Army:
+    """A new army, not yet on the board (it is placed when its clan declares, R3)."""
+    return Army.objects.create(campaign=campaign, code=code, clan=clan)
+
+
+def board_place(
+    *,
+    campaign: Campaign,
+    army: Army,
+    province: str | None,
+    destroyed_in_turn: int | None = None,
+    destroyed_by: str | None = None,
+    in_battle: bool = False,
+) -> None:
+    """Put ``army`` on the board (or off it, destroyed in a turn), as a judge or R3 says.
+
+    The caller holds the campaign row locked (``select_for_update``) and saves it.
+    """
+    game_map = campaign_game_map(campaign)
+    if province is not None and province not in game_map.provinces:
+        raise ValueError(f'there is no province "{province}"')
+    if province is not None and province in game_map.blocked_provinces(campaign.excluded_clans):
+        raise ValueError(f"{game_map.provinces[province].name} is impassable")
+    spot = _spot(
+        RulesArmy(
+            id=army.code,
+            clan=army.clan,
+            province=province,
+            in_battle=in_battle and province is not None,
+            destroyed_in_turn=None if province else (destroyed_in_turn or 1),
+            destroyed_by=None if province else ("winner" if destroyed_by == "winner" else "loss"),
+        )
+    )
+    campaign.board.setdefault("armies", {})[army.code] = spot
+
+
+def board_set_control(*, campaign: Campaign, province: str, clan: str | None) -> None:
+    """Set a province's controller by hand (a judge's correction). The caller saves."""
+    game_map = campaign_game_map(campaign)
+    if province not in game_map.provinces:
+        raise ValueError(f'there is no province "{province}"')
+    if clan is not None and clan in campaign.excluded_clans:
+        raise ValueError(f'clan "{clan}" is not in this game')
+    campaign.board.setdefault("control", {})[province] = clan
+
+
+def turn_open(*, campaign: Campaign, number: int, now: datetime, deadline: datetime | None) -> Turn:
+    return Turn.objects.create(campaign=campaign, number=number, opened_at=now, deadline=deadline)
+
+
+def order_submit(
+    *,
+    turn: Turn,
+    army: Army,
+    kind: str,
+    path: Sequence[str] = (),
+    reform: str = "",
+    claim: bool = True,
+    on_swap: str = Order.OnSwap.ADVANCE,
+    author: str,
+    by_judge: bool = False,
+    now: datetime,
+) -> Order:
+    """Store an order for the open turn after checking it as the turn would (R4).
+
+    Raises ``OrderRefused`` with the engine's reason when the order could not be carried
+    out as things stand; nothing is stored then. The caller checks the deadline.
+    """
+    if turn.status != Turn.Status.OPEN:
+        raise OrderRefused("not_open", ORDER_ERROR_NOT_OPEN)
+    order = Order(
+        turn=turn,
+        army=army,
+        kind=kind,
+        path=list(path) if kind == Order.Kind.MOVE else [],
+        reform=reform if kind == Order.Kind.REFORM else "",
+        claim=claim,
+        on_swap=on_swap,
+        created_at=now,
+        author=author,
+        by_judge=by_judge,
+    )
+    if kind != Order.Kind.WITHDRAW:
+        campaign = turn.campaign
+        state = campaign_turn_state(campaign, turn=turn.number)
+        if not any(a.id == army.code for a in state.armies):
+            raise OrderRefused("not_placed", "the army is not on the board yet")
+        rejection = order_check(state, order_to_rules(order, army.code))
+        if rejection is not None:
+            raise OrderRefused(rejection.code, rejection.text)
+    order.save()
+    return order
+
+
+def _spot(army: RulesArmy) -> dict[str, Any]:
+    """An army's entry in ``Campaign.board`` (the inverse of ``selectors.board_armies``)."""
+    spot: dict[str, Any] = {"province": army.province}
+    if army.in_battle:
+        spot["in_battle"] = True
+    if army.province is None:
+        spot["destroyed_in_turn"] = army.destroyed_in_turn
+        spot["destroyed_by"] = army.destroyed_by
+    return spot
+
+
+def _board(
+    campaign: Campaign, armies: Sequence[RulesArmy], control: Mapping[str, str | None]
+) -> dict[str, Any]:
+    placed: dict[str, Any] = dict(campaign.board.get("armies", {}))
+    placed.update((army.id, _spot(army)) for army in armies)
+    return {"armies": placed, "control": dict(control)}
+
+
+def turn_resolve(
+    *, turn_id: int, now: datetime, by: str, rng: RandomSource | None = None
+) -> Turn | None:
+    """Resolve an open turn: carry out its orders and store the new board (R4-R9).
+
+    Exactly once: the turn moves from OPEN to RESOLVING in a conditional update, so when two
+    callers race (two clocks, or a clock and a judge) the second finds it no longer open and
+    gets ``None``. Must run inside ``transaction.atomic()``; the caller decides when the turn
+    is due. The number of queries does not depend on the number of armies.
+    """
+    if not Turn.objects.filter(pk=turn_id, status=Turn.Status.OPEN).update(
+        status=Turn.Status.RESOLVING
+    ):
+        return None
+    turn = Turn.objects.get(pk=turn_id)
+    campaign = Campaign.objects.select_for_update().get(pk=turn.campaign_id)
+    turn.campaign = campaign
+    state = campaign_turn_state(campaign, turn=turn.number)
+    armies_by_pk = {a.pk: a for a in Army.objects.filter(campaign=campaign)}
+    orders = [
+        order_to_rules(order, armies_by_pk[aid].code)
+        for aid, order in sorted(turn_current_orders(turn).items())
+    ]
+    placed = {a.id for a in state.armies}
+    orders = [o for o in orders if o.army in placed]
+    source = rng if rng is not None else random.SystemRandom()
+    result = adjudicate_turn(state, orders, rng=source, rng_label="system")
+
+    campaign.board = _board(campaign, result.armies, result.control)
+    campaign.version = F("version") + 1
+    campaign.save(update_fields=["board", "version"])
+    campaign.refresh_from_db(fields=["version"])
+
+    turn.case = case_to_dict(
+        state=state,
+        orders=orders,
+        draws={d.key: d.moving_from for d in result.draws if d.method.value != "scorpion"},
+        map_ref=campaign.map_data,
+        description=f"Turn {turn.number} as played",
+    )
+    turn.result = result_to_dict(result)
+    turn.status = Turn.Status.RESOLVED
+    turn.resolved_at = now
+    turn.resolved_by = by
+    turn.save(update_fields=["case", "result", "status", "resolved_at", "resolved_by"])
+    return turn
+
+
+def turn_undo(*, campaign: Campaign, turn: Turn) -> None:
+    """Put the board back as it was before ``turn`` was resolved and reopen it.
+
+    ``turn`` must be the last resolved turn; any turn opened after it is marked undone (its
+    orders stay on record). The caller holds the campaign locked, inside a transaction.
+    """
+    if turn.status != Turn.Status.RESOLVED or turn.case is None:
+        raise ValueError("only a resolved turn can be undone")
+    Turn.objects.filter(campaign=campaign, number__gt=turn.number).exclude(
+        status=Turn.Status.UNDONE
+    ).update(status=Turn.Status.UNDONE)
+    case = case_from_dict(turn.case)
+    campaign.board = _board(campaign, case.state.armies, case.state.control)
+    campaign.save(update_fields=["board"])
+    turn.status = Turn.Status.OPEN
+    turn.case = None
+    turn.result = None
+    turn.resolved_at = None
+    turn.resolved_by = ""
+    turn.save(update_fields=["status", "case", "result", "resolved_at", "resolved_by"])

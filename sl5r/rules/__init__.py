@@ -30,11 +30,13 @@ from .turn import (
     Outcome,
     RandomSource,
     Reinforcement,
+    Rejection,
     Settings,
     TurnResult,
     TurnState,
     adjudicate_turn,
     draw_key,
+    order_check,
 )
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "Province",
     "RandomSource",
     "Reinforcement",
+    "Rejection",
     "Role",
     "RulesInputError",
     "Settings",
@@ -77,6 +80,7 @@ __all__ = [
     "draw_key",
     "lineup_propose",
     "map_from_dict",
+    "order_check",
     "result_to_dict",
     "rokugan_map",
     "role_visibility",

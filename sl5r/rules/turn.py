@@ -256,6 +256,33 @@ def _validate_reform(state: TurnState, army: Army, order: Order, blocked: frozen
     return _Plan(army=army, order=order, reform=target)
 
 
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    code: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.text}"
+
+
+def order_check(state: TurnState, order: Order) -> Rejection | None:
+    """Why ``order`` would be rejected at the deadline if nothing changed, or None.
+
+    The site uses it to refuse an illegal order as it is given (R4), with the same reason
+    the turn would give.
+    """
+    army = next((a for a in state.armies if a.id == order.army), None)
+    if army is None:
+        return Rejection("unknown_army", f'there is no army "{order.army}"')
+    blocked = state.game_map.blocked_provinces(state.settings.excluded_clans)
+    occupied = frozenset(a.province for a in state.armies if a.province is not None)
+    try:
+        _validate(state, army, order, blocked, occupied)
+    except _Rejected as rejected:
+        return Rejection(rejected.code, rejected.text)
+    return None
+
+
 def adjudicate_turn(
     state: TurnState,
     orders: Sequence[Order],

@@ -1,0 +1,865 @@
+"""Running a tournament: set-up, players, the start, the clock, orders and corrections.
+
+Every change goes through a service here. Each one runs in a transaction, writes its line
+in the tournament's log (R11) and announces itself after commit (``events``). Views, API
+handlers, consumers and tasks validate input and call these; ``TournamentError`` carries a
+message for the person who asked, shown with a 4xx.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core import signing
+from django.db import transaction
+
+from referees.events import event_send_on_commit
+from referees.models import LogEntry, Player, Tournament
+from sl5r.rules.clans import CLANS, is_clan
+from sl5r.rules.errors import LineupError
+from sl5r.rules.roles import (
+    Lineup,
+    Role,
+    ShortfallRule,
+    ThreeVariant,
+    lineup_check,
+    lineup_propose,
+    starting_positions_check,
+)
+from strategic_map.models import Army, Campaign, Map, Order, Turn
+from strategic_map.selectors import campaign_game_map, campaign_open_turn
+from strategic_map.services import (
+    OrderRefused,
+    army_create,
+    board_place,
+    board_set_control,
+    campaign_create,
+    order_submit,
+    turn_open,
+    turn_resolve,
+    turn_undo,
+)
+
+Phase = Tournament.Phase
+DEFAULT_TURNS = 14  # R3.5: 3-4 hours of 15-minute turns
+MIN_TURN_SECONDS = 1
+MAX_TURN_SECONDS = 4 * 3600
+TOKEN_SALT = "sl5r.join"
+
+
+class TournamentError(ValueError):
+    """A request that cannot be carried out; the message says why, for a person."""
+
+    def __init__(self, message: str, *, code: str = "invalid", status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+
+
+def _refuse(message: str, code: str = "invalid", status: int = 400) -> TournamentError:
+    return TournamentError(message, code=code, status=status)
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who did something, as the log shows it."""
+
+    label: str
+    judge: bool = False
+
+    @classmethod
+    def of_user(cls, user: AbstractBaseUser) -> Actor:
+        return cls(label=f"judge {user.get_username()}", judge=True)
+
+    @classmethod
+    def of_player(cls, player: Player) -> Actor:
+        return cls(label=f"{player.role} {player.name} ({player.clan})")
+
+
+CLOCK = Actor(label="clock")
+
+
+def _log(
+    tournament: Tournament,
+    *,
+    actor: Actor,
+    action: str,
+    now: datetime,
+    turn: int | None = None,
+    reason: str = "",
+    **data: Any,
+) -> LogEntry:
+    return LogEntry.objects.create(
+        tournament=tournament,
+        at=now,
+        actor=actor.label,
+        action=action,
+        turn=turn,
+        reason=reason,
+        data=data,
+    )
+
+
+def _announce(tournament: Tournament, kind: str, **data: Any) -> None:
+    campaign = tournament.campaign
+    Campaign.objects.filter(pk=campaign.pk).update(version=campaign.version + 1)
+    campaign.version += 1
+    event_send_on_commit(tournament_id=tournament.pk, version=campaign.version, kind=kind, **data)
+
+
+def _locked(tournament_id: int) -> Tournament:
+    """The tournament row, locked until the transaction ends (its operations are serial)."""
+    try:
+        return (
+            Tournament.objects.select_for_update().select_related("campaign").get(pk=tournament_id)
+        )
+    except Tournament.DoesNotExist:
+        raise _refuse(f"there is no tournament {tournament_id}", "not_found", 404) from None
+
+
+# --- Set-up ---------------------------------------------------------------------------------
+
+
+def tournament_lineup(*, player_count: int, shortfall: str, three_variant: str) -> Lineup:
+    try:
+        return lineup_propose(
+            player_count,
+            shortfall=ShortfallRule(shortfall),
+            variant=ThreeVariant(three_variant),
+        )
+    except LineupError as error:
+        raise _refuse(str(error.problem), "lineup") from error
+    except ValueError as error:
+        raise _refuse(str(error)) from error
+
+
+@transaction.atomic
+def tournament_create(
+    *,
+    name: str,
+    judge: AbstractBaseUser,
+    game_map: Map,
+    player_count: int,
+    now: datetime,
+    turn_seconds: int = 15 * 60,
+    turns_total: int | None = None,
+    ends_at: datetime | None = None,
+    clan_abilities: bool = True,
+    base_hand: int = 5,
+    shortfall: str = Tournament.Shortfall.SMALLER_CLANS,
+    three_variant: str = Tournament.ThreeVariant.GENERALS_AND_DAIMYO,
+    planning_seconds: int = 5 * 60,
+    negotiation_seconds: int = 15 * 60,
+    time_zone: str = "UTC",
+) -> Tournament:
+    """A new tournament in set-up, with its campaign on a copy of ``game_map`` (R1, R3)."""
+    if not name.strip():
+        raise _refuse("name: give the tournament a name")
+    if not MIN_TURN_SECONDS <= turn_seconds <= MAX_TURN_SECONDS:
+        raise _refuse(f"turn_seconds: between {MIN_TURN_SECONDS} and {MAX_TURN_SECONDS}")
+    if base_hand not in (5, 6):
+        raise _refuse("base_hand: the base starting hand is 5 or 6 (R10)")
+    if turns_total is not None and turns_total < 1:
+        raise _refuse("turns_total: at least one turn")
+    if ends_at is not None and ends_at <= now:
+        raise _refuse("ends_at: the end time has already passed")
+    if turns_total is None and ends_at is None:
+        turns_total = DEFAULT_TURNS
+    lineup = tournament_lineup(
+        player_count=player_count, shortfall=shortfall, three_variant=three_variant
+    )
+    campaign = campaign_create(
+        game_map=game_map,
+        clan_abilities=clan_abilities,
+        excluded_clans=sorted(lineup.excluded_clans),
+        base_hand=base_hand,
+    )
+    tournament = Tournament.objects.create(
+        name=name.strip(),
+        campaign=campaign,
+        player_count=player_count,
+        shortfall=shortfall,
+        three_variant=three_variant,
+        turn_seconds=turn_seconds,
+        turns_total=turns_total,
+        ends_at=ends_at,
+        planning_seconds=planning_seconds,
+        negotiation_seconds=negotiation_seconds,
+        time_zone=time_zone,
+    )
+    tournament.judges.add(judge)
+    _log(
+        tournament,
+        actor=Actor.of_user(judge),
+        action="tournament_created",
+        now=now,
+        map=game_map.slug,
+        player_count=player_count,
+        turn_seconds=turn_seconds,
+        turns_total=turns_total,
+        ends_at=ends_at.isoformat() if ends_at else None,
+        clan_abilities=clan_abilities,
+        base_hand=base_hand,
+        excluded_clans=sorted(lineup.excluded_clans),
+    )
+    return tournament
+
+
+def tournament_clans(tournament: Tournament) -> tuple[str, ...]:
+    excluded = set(tournament.campaign.excluded_clans)
+    return tuple(c for c in CLANS if c not in excluded)
+
+
+@transaction.atomic
+def player_register(
+    *,
+    tournament: Tournament,
+    name: str,
+    clan: str,
+    role: str,
+    actor: Actor,
+    now: datetime,
+) -> Player:
+    """Register a player with his clan and role; a General gets his army (R1).
+
+    Refuses a line-up R1 does not allow, naming the reason.
+    """
+    tournament = _locked(tournament.pk)
+    if tournament.phase != Phase.SETUP:
+        raise _refuse("players are registered during set-up only", "phase", 409)
+    if not name.strip():
+        raise _refuse("name: give the player's name")
+    if not is_clan(clan):
+        raise _refuse(f'clan: unknown clan "{clan}"')
+    if clan not in tournament_clans(tournament):
+        raise _refuse(f"clan: the {clan} are not in this tournament")
+    try:
+        new_role = Role(role)
+    except ValueError:
+        raise _refuse(f'role: unknown role "{role}" (general, daimyo or karo)') from None
+    players = list(tournament.players.all())
+    if len(players) >= tournament.player_count:
+        raise _refuse(
+            f"the tournament is for {tournament.player_count} players and all are registered",
+            "full",
+            409,
+        )
+    roles = [Role(p.role) for p in players if p.clan == clan] + [new_role]
+    if new_role is not Role.GENERAL or any(r is not Role.GENERAL for r in roles):
+        # A Karo or Daimyo may be registered before the Generals: only the counts matter.
+        problem = _lineup_problem_partial(roles)
+    else:
+        problem = lineup_check(roles)
+    if problem:
+        raise _refuse(f"the {clan} line-up: {problem}", "lineup")
+    army = None
+    if new_role is Role.GENERAL:
+        number = sum(1 for r in roles if r is Role.GENERAL)
+        army = army_create(campaign=tournament.campaign, code=f"{clan}-{number}", clan=clan)
+    player = Player.objects.create(
+        tournament=tournament,
+        name=name.strip(),
+        clan=clan,
+        role=new_role.value,
+        army=army,
+        token_nonce=secrets.token_urlsafe(16),
+        token_issued_at=now,
+    )
+    _log(
+        tournament,
+        actor=actor,
+        action="player_registered",
+        now=now,
+        player=player.pk,
+        name=player.name,
+        clan=clan,
+        role=new_role.value,
+        army=army.code if army else None,
+    )
+    return player
+
+
+def _lineup_problem_partial(roles: Sequence[Role]) -> str | None:
+    if roles.count(Role.GENERAL) > 4:
+        return "a clan has at most four Generals"
+    if roles.count(Role.DAIMYO) > 1 or roles.count(Role.KARO) > 1:
+        return "a clan has at most one Daimyo and one Karo"
+    return None
+
+
+def player_token(player: Player) -> str:
+    """The secret in a player's join link (empty when revoked)."""
+    if not player.token_nonce:
+        return ""
+    return signing.Signer(salt=TOKEN_SALT).sign(f"{player.pk}:{player.token_nonce}")
+
+
+def player_from_token(token: str) -> Player | None:
+    """The player a join token belongs to, or None when it is forged, revoked or old."""
+    try:
+        value = signing.Signer(salt=TOKEN_SALT).unsign(token)
+    except signing.BadSignature:
+        return None
+    pk, _, nonce = value.partition(":")
+    if not pk.isdigit() or not nonce:
+        return None
+    player = Player.objects.select_related("tournament", "army").filter(pk=int(pk)).first()
+    if player is None or not secrets.compare_digest(player.token_nonce, nonce):
+        return None
+    return player
+
+
+@transaction.atomic
+def player_token_reissue(*, player: Player, actor: Actor, now: datetime) -> str:
+    """A new join link for ``player``; the old one stops working."""
+    player.token_nonce = secrets.token_urlsafe(16)
+    player.token_issued_at = now
+    player.save(update_fields=["token_nonce", "token_issued_at"])
+    _log(player.tournament, actor=actor, action="join_link_reissued", now=now, player=player.pk)
+    return player_token(player)
+
+
+@transaction.atomic
+def player_token_revoke(*, player: Player, actor: Actor, now: datetime) -> None:
+    player.token_nonce = ""
+    player.save(update_fields=["token_nonce"])
+    _log(player.tournament, actor=actor, action="join_link_revoked", now=now, player=player.pk)
+
+
+# --- The start (R3) -----------------------------------------------------------------------
+
+
+def _lineup_gaps(tournament: Tournament) -> list[str]:
+    by_clan: dict[str, list[Role]] = {c: [] for c in tournament_clans(tournament)}
+    for p in tournament.players.all():
+        by_clan.setdefault(p.clan, []).append(Role(p.role))
+    gaps = []
+    for clan, roles in by_clan.items():
+        problem = lineup_check(roles)
+        if problem:
+            gaps.append(f"{clan}: {problem}")
+    return gaps
+
+
+@transaction.atomic
+def tournament_start(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
+    """End set-up: the clans' planning time begins (R3.1)."""
+    tournament = _locked(tournament_id)
+    if tournament.phase != Phase.SETUP:
+        raise _refuse("the tournament has already started", "phase", 409)
+    gaps = _lineup_gaps(tournament)
+    if gaps:
+        raise _refuse("the line-up is not complete: " + "; ".join(gaps), "lineup", 409)
+    _enter_phase(tournament, Phase.PLANNING, now, tournament.planning_seconds)
+    _log(tournament, actor=actor, action="planning_started", now=now)
+    _announce(tournament, "phase", phase=tournament.phase)
+    return tournament
+
+
+def _enter_phase(tournament: Tournament, phase: str, now: datetime, seconds: float | None) -> None:
+    tournament.phase = phase
+    tournament.paused_remaining = None
+    tournament.deadline = now + timedelta(seconds=seconds) if seconds is not None else None
+    tournament.save(update_fields=["phase", "deadline", "paused_remaining"])
+
+
+def _undeclared_clans(tournament: Tournament) -> list[str]:
+    placed = tournament.campaign.board.get("armies", {})
+    clans = {
+        a.clan for a in Army.objects.filter(campaign=tournament.campaign) if a.code not in placed
+    }
+    return sorted(clans)
+
+
+@transaction.atomic
+def start_positions_declare(
+    *,
+    tournament_id: int,
+    clan: str,
+    positions: Mapping[str, str],
+    actor: Actor,
+    now: datetime,
+) -> Tournament:
+    """A clan declares where each of its armies starts (R3.1-R3.2), checked as a whole."""
+    tournament = _locked(tournament_id)
+    if tournament.phase not in (Phase.PLANNING, Phase.DEPLOYMENT):
+        raise _refuse(
+            "starting positions are declared after set-up, before negotiation", "phase", 409
+        )
+    campaign = Campaign.objects.select_for_update().get(pk=tournament.campaign_id)
+    tournament.campaign = campaign
+    armies = {a.code: a for a in Army.objects.filter(campaign=campaign, clan=clan)}
+    if not armies:
+        raise _refuse(f"clan: the {clan} have no armies in this tournament")
+    if set(positions) != set(armies):
+        missing = sorted(set(armies) - set(positions))
+        extra = sorted(set(positions) - set(armies))
+        parts = []
+        if missing:
+            parts.append("no province for " + ", ".join(missing))
+        if extra:
+            parts.append("not armies of the clan: " + ", ".join(extra))
+        raise _refuse("positions: " + "; ".join(parts))
+    game_map = campaign_game_map(campaign)
+    problems = starting_positions_check(
+        game_map,
+        clan,
+        [positions[code] for code in sorted(armies)],
+        excluded_clans=frozenset(campaign.excluded_clans),
+    )
+    if problems:
+        raise _refuse("positions: " + "; ".join(problems), "positions")
+    for code, army in armies.items():
+        board_place(campaign=campaign, army=army, province=positions[code])
+    campaign.save(update_fields=["board"])
+    _log(
+        tournament,
+        actor=actor,
+        action="start_positions",
+        now=now,
+        clan=clan,
+        positions=dict(positions),
+    )
+    if tournament.phase == Phase.DEPLOYMENT and not _undeclared_clans(tournament):
+        _enter_phase(tournament, Phase.NEGOTIATION, now, tournament.negotiation_seconds)
+        _log(tournament, actor=CLOCK, action="negotiation_started", now=now)
+    _announce(tournament, "positions", clan=clan, phase=tournament.phase)
+    return tournament
+
+
+@transaction.atomic
+def tournament_advance(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
+    """A judge moves the start on to its next step without waiting for the timer."""
+    tournament = _locked(tournament_id)
+    _advance(tournament, actor, now)
+    return tournament
+
+
+def _advance(tournament: Tournament, actor: Actor, now: datetime) -> None:
+    if tournament.phase == Phase.PLANNING:
+        if _undeclared_clans(tournament):
+            _enter_phase(tournament, Phase.DEPLOYMENT, now, None)
+            _log(tournament, actor=actor, action="deployment_started", now=now)
+        else:
+            _enter_phase(tournament, Phase.NEGOTIATION, now, tournament.negotiation_seconds)
+            _log(tournament, actor=actor, action="negotiation_started", now=now)
+    elif tournament.phase == Phase.DEPLOYMENT:
+        undeclared = _undeclared_clans(tournament)
+        if undeclared:
+            raise _refuse(
+                "these clans have not declared their starting positions: " + ", ".join(undeclared),
+                "positions",
+                409,
+            )
+        _enter_phase(tournament, Phase.NEGOTIATION, now, tournament.negotiation_seconds)
+        _log(tournament, actor=actor, action="negotiation_started", now=now)
+    elif tournament.phase == Phase.NEGOTIATION:
+        _enter_phase(tournament, Phase.RUNNING, now, tournament.turn_seconds)
+        turn_open(campaign=tournament.campaign, number=1, now=now, deadline=tournament.deadline)
+        _log(tournament, actor=actor, action="turn_opened", now=now, turn=1)
+    else:
+        raise _refuse(f"nothing to advance in phase {tournament.phase}", "phase", 409)
+    _announce(tournament, "phase", phase=tournament.phase)
+
+
+# --- The clock (R4) -------------------------------------------------------------------------
+
+
+def due_tournament_ids(*, now: datetime) -> list[int]:
+    """Tournaments whose clock has run out: the sweep's work list."""
+    return list(
+        Tournament.objects.filter(deadline__lte=now, paused_remaining__isnull=True)
+        .exclude(phase__in=[Phase.SETUP, Phase.DEPLOYMENT, Phase.FINISHED])
+        .values_list("pk", flat=True)
+    )
+
+
+def clock_tick(*, tournament_id: int, now: datetime) -> bool:
+    """Do what is due for one tournament, if anything; True when something was done.
+
+    Every clock calls this: the in-process clock, the Celery task scheduled for the
+    deadline and the Celery beat sweep. The tournament row is locked and the due check is
+    made inside the transaction, and a turn is resolved through ``turn_resolve``'s
+    conditional update, so however many of them fire, each step happens once.
+    """
+    with transaction.atomic():
+        tournament = _locked(tournament_id)
+        if tournament.paused or tournament.deadline is None or tournament.deadline > now:
+            return False
+        if tournament.phase == Phase.RUNNING:
+            return _resolve_current(tournament, actor=CLOCK, now=now)
+        if tournament.phase in (Phase.PLANNING, Phase.NEGOTIATION):
+            _advance(tournament, CLOCK, now)
+            return True
+        return False
+
+
+def clock_sweep(*, now: datetime) -> int:
+    """Tick every due tournament; returns how many steps were taken."""
+    return sum(clock_tick(tournament_id=pk, now=now) for pk in due_tournament_ids(now=now))
+
+
+def _game_over(tournament: Tournament, number: int, now: datetime) -> bool:
+    if tournament.turns_total is not None and number >= tournament.turns_total:
+        return True
+    return tournament.ends_at is not None and now >= tournament.ends_at
+
+
+def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> bool:
+    turn = campaign_open_turn(tournament.campaign)
+    if turn is None:
+        return False
+    resolved = turn_resolve(turn_id=turn.pk, now=now, by=actor.label)
+    if resolved is None:
+        return False
+    result = resolved.result or {}
+    _log(
+        tournament,
+        actor=actor,
+        action="turn_resolved",
+        now=now,
+        turn=resolved.number,
+        draws=result.get("draws", []),
+        meetings=result.get("meetings", []),
+        scores=result.get("scores", {}),
+    )
+    tournament.campaign.refresh_from_db(fields=["version", "board"])
+    if _game_over(tournament, resolved.number, now):
+        _enter_phase(tournament, Phase.FINISHED, now, None)
+        _log(tournament, actor=actor, action="game_ended", now=now, turn=resolved.number)
+    else:
+        # The next turn opens at once (R4); after downtime it still gets its full length.
+        start = max(now, turn.deadline or now)
+        tournament.deadline = start + timedelta(seconds=tournament.turn_seconds)
+        tournament.save(update_fields=["deadline"])
+        turn_open(
+            campaign=tournament.campaign,
+            number=resolved.number + 1,
+            now=now,
+            deadline=tournament.deadline,
+        )
+    _announce(tournament, "turn_resolved", turn=resolved.number, phase=tournament.phase)
+    return True
+
+
+def _running(tournament: Tournament) -> None:
+    if tournament.phase == Phase.FINISHED:
+        raise _refuse("the game has ended", "phase", 409)
+    if tournament.phase == Phase.SETUP:
+        raise _refuse("the tournament has not started", "phase", 409)
+
+
+@transaction.atomic
+def clock_pause(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
+    """Stop the clock; the time left is kept (R4)."""
+    tournament = _locked(tournament_id)
+    _running(tournament)
+    if tournament.paused:
+        raise _refuse("the clock is already paused", "paused", 409)
+    if tournament.deadline is None:
+        raise _refuse("no clock is running in this phase", "phase", 409)
+    remaining = max(0.0, (tournament.deadline - now).total_seconds())
+    tournament.paused_remaining = remaining
+    tournament.deadline = None
+    tournament.save(update_fields=["paused_remaining", "deadline"])
+    _log(tournament, actor=actor, action="clock_paused", now=now, remaining=remaining)
+    _announce(tournament, "clock")
+    return tournament
+
+
+@transaction.atomic
+def clock_resume(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
+    tournament = _locked(tournament_id)
+    _running(tournament)
+    if not tournament.paused:
+        raise _refuse("the clock is not paused", "not_paused", 409)
+    remaining = tournament.paused_remaining or 0.0
+    _set_deadline(tournament, now + timedelta(seconds=remaining))
+    tournament.paused_remaining = None
+    tournament.save(update_fields=["paused_remaining", "deadline"])
+    _log(tournament, actor=actor, action="clock_resumed", now=now, remaining=remaining)
+    _announce(tournament, "clock")
+    return tournament
+
+
+def _set_deadline(tournament: Tournament, deadline: datetime) -> None:
+    tournament.deadline = deadline
+    if tournament.phase == Phase.RUNNING:
+        turn = campaign_open_turn(tournament.campaign)
+        if turn is not None:
+            Turn.objects.filter(pk=turn.pk).update(deadline=deadline)
+
+
+@transaction.atomic
+def clock_extend(*, tournament_id: int, seconds: int, actor: Actor, now: datetime) -> Tournament:
+    """Give the current phase or turn more time (or less, with a negative number)."""
+    tournament = _locked(tournament_id)
+    _running(tournament)
+    if not -MAX_TURN_SECONDS <= seconds <= MAX_TURN_SECONDS or seconds == 0:
+        raise _refuse(f"seconds: a non-zero number of seconds up to {MAX_TURN_SECONDS}")
+    if tournament.paused:
+        tournament.paused_remaining = max(0.0, (tournament.paused_remaining or 0.0) + seconds)
+    elif tournament.deadline is not None:
+        _set_deadline(tournament, max(now, tournament.deadline + timedelta(seconds=seconds)))
+    else:
+        raise _refuse("no clock is running in this phase", "phase", 409)
+    tournament.save(update_fields=["paused_remaining", "deadline"])
+    _log(tournament, actor=actor, action="clock_extended", now=now, seconds=seconds)
+    _announce(tournament, "clock")
+    return tournament
+
+
+@transaction.atomic
+def clock_resolve_now(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
+    """Resolve the current turn at once, whatever the clock says (paused or not)."""
+    tournament = _locked(tournament_id)
+    if tournament.phase != Phase.RUNNING:
+        raise _refuse("there is no turn to resolve", "phase", 409)
+    was_paused = tournament.paused
+    if not _resolve_current(tournament, actor=actor, now=now):
+        raise _refuse("the turn is being resolved already", "busy", 409)
+    if was_paused and tournament.phase == Phase.RUNNING:
+        # The new turn starts paused too, with its full length to come.
+        tournament.paused_remaining = float(tournament.turn_seconds)
+        tournament.deadline = None
+        tournament.save(update_fields=["paused_remaining", "deadline"])
+        Turn.objects.filter(campaign=tournament.campaign, status=Turn.Status.OPEN).update(
+            deadline=None
+        )
+    return tournament
+
+
+@transaction.atomic
+def clock_end(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
+    """End the game now: the open turn is not played (its orders stay on record)."""
+    tournament = _locked(tournament_id)
+    _running(tournament)
+    open_turn = campaign_open_turn(tournament.campaign)
+    if open_turn is not None:
+        Turn.objects.filter(pk=open_turn.pk).update(status=Turn.Status.UNDONE)
+    _enter_phase(tournament, Phase.FINISHED, now, None)
+    _log(
+        tournament,
+        actor=actor,
+        action="game_ended",
+        now=now,
+        turn=open_turn.number if open_turn else None,
+    )
+    _announce(tournament, "phase", phase=tournament.phase)
+    return tournament
+
+
+@transaction.atomic
+def clock_undo(*, tournament_id: int, actor: Actor, now: datetime, reason: str = "") -> Tournament:
+    """Undo the last resolution: the board goes back, that turn reopens, the clock pauses.
+
+    The clock is left paused with the time the following turn had left, so the judge can
+    put things right and then resume or resolve again.
+    """
+    tournament = _locked(tournament_id)
+    if tournament.phase not in (Phase.RUNNING, Phase.FINISHED):
+        raise _refuse("no turn has been resolved", "phase", 409)
+    campaign = Campaign.objects.select_for_update().get(pk=tournament.campaign_id)
+    tournament.campaign = campaign
+    last = (
+        Turn.objects.filter(campaign=campaign, status=Turn.Status.RESOLVED)
+        .order_by("-number")
+        .first()
+    )
+    if last is None:
+        raise _refuse("no turn has been resolved", "nothing_to_undo", 409)
+    if tournament.paused:
+        remaining = tournament.paused_remaining or 0.0
+    elif tournament.deadline is not None:
+        remaining = max(0.0, (tournament.deadline - now).total_seconds())
+    else:
+        remaining = float(tournament.turn_seconds)
+    turn_undo(campaign=campaign, turn=last)
+    Turn.objects.filter(pk=last.pk).update(deadline=None)
+    tournament.phase = Phase.RUNNING
+    tournament.deadline = None
+    tournament.paused_remaining = remaining
+    tournament.save(update_fields=["phase", "deadline", "paused_remaining"])
+    _log(tournament, actor=actor, action="turn_undone", now=now, turn=last.number, reason=reason)
+    _announce(tournament, "turn_undone", turn=last.number)
+    return tournament
+
+
+# --- Orders (R4) ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OrderInput:
+    kind: str
+    path: tuple[str, ...] = ()
+    reform: str = ""
+    claim: bool = True
+    on_swap: str = Order.OnSwap.ADVANCE
+
+
+def _order_for(
+    tournament: Tournament, army: Army, order: OrderInput, actor: Actor, now: datetime
+) -> Order:
+    turn = campaign_open_turn(tournament.campaign)
+    if tournament.phase != Phase.RUNNING or turn is None:
+        raise _refuse("orders are given while the turns run", "not_running", 409)
+    if order.kind not in Order.Kind.values:
+        raise _refuse(f'kind: unknown order kind "{order.kind}"')
+    if order.on_swap not in Order.OnSwap.values:
+        raise _refuse('on_swap: "stay" or "advance"')
+    try:
+        stored = order_submit(
+            turn=turn,
+            army=army,
+            kind=order.kind,
+            path=order.path,
+            reform=order.reform,
+            claim=order.claim,
+            on_swap=order.on_swap,
+            author=actor.label,
+            by_judge=actor.judge,
+            now=now,
+        )
+    except OrderRefused as refused:
+        raise _refuse(str(refused), refused.code, 422) from refused
+    _log(
+        tournament,
+        actor=actor,
+        action="order_withdrawn" if order.kind == Order.Kind.WITHDRAW else "order_given",
+        now=now,
+        turn=turn.number,
+        army=army.code,
+        kind=order.kind,
+        path=list(order.path),
+        reform=order.reform,
+        claim=order.claim,
+        on_swap=order.on_swap,
+    )
+    _announce(tournament, "order", army=army.code, clan=army.clan)
+    return stored
+
+
+@transaction.atomic
+def order_give(*, player: Player, order: OrderInput, now: datetime) -> Order:
+    """A General gives (or changes, or withdraws) his army's order before the deadline (R4)."""
+    tournament = _locked(player.tournament_id)
+    if player.role != Player.Role.GENERAL or player.army is None:
+        raise _refuse("only a General gives orders", "forbidden", 403)
+    if (
+        tournament.phase == Phase.RUNNING
+        and not tournament.paused
+        and (tournament.deadline is None or now >= tournament.deadline)
+    ):
+        raise _refuse("late: the deadline has passed; the order was not stored", "late", 409)
+    return _order_for(tournament, player.army, order, Actor.of_player(player), now)
+
+
+@transaction.atomic
+def order_enter(
+    *, tournament_id: int, army_code: str, order: OrderInput, actor: Actor, now: datetime
+) -> Order:
+    """A judge enters a paper order handed in on time, while the turn is still open (R4)."""
+    tournament = _locked(tournament_id)
+    army = Army.objects.filter(campaign=tournament.campaign, code=army_code).first()
+    if army is None:
+        raise _refuse(f'there is no army "{army_code}"', "not_found", 404)
+    return _order_for(tournament, army, order, actor, now)
+
+
+# --- Corrections ---------------------------------------------------------------------------
+
+
+@transaction.atomic
+def army_correct(
+    *,
+    tournament_id: int,
+    army_code: str,
+    province: str | None,
+    destroyed_by: str = "loss",
+    reason: str,
+    actor: Actor,
+    now: datetime,
+) -> None:
+    """A judge moves an army by hand, or destroys it (``province`` None), with a reason."""
+    if not reason.strip():
+        raise _refuse("reason: say why the army is moved")
+    tournament = _locked(tournament_id)
+    _running(tournament)
+    campaign = Campaign.objects.select_for_update().get(pk=tournament.campaign_id)
+    tournament.campaign = campaign
+    army = Army.objects.filter(campaign=campaign, code=army_code).first()
+    if army is None:
+        raise _refuse(f'there is no army "{army_code}"', "not_found", 404)
+    if destroyed_by not in ("loss", "winner"):
+        raise _refuse('destroyed_by: "loss" or "winner"')
+    turn = campaign_open_turn(campaign)
+    before = campaign.board.get("armies", {}).get(army_code)
+    try:
+        board_place(
+            campaign=campaign,
+            army=army,
+            province=province,
+            destroyed_in_turn=turn.number if turn else None,
+            destroyed_by=destroyed_by,
+        )
+    except ValueError as error:
+        raise _refuse(f"province: {error}") from error
+    campaign.save(update_fields=["board"])
+    _log(
+        tournament,
+        actor=actor,
+        action="army_corrected",
+        now=now,
+        turn=turn.number if turn else None,
+        reason=reason,
+        army=army_code,
+        before=before,
+        after=campaign.board["armies"][army_code],
+    )
+    _announce(tournament, "correction", army=army_code)
+
+
+@transaction.atomic
+def control_correct(
+    *,
+    tournament_id: int,
+    province: str,
+    clan: str | None,
+    reason: str,
+    actor: Actor,
+    now: datetime,
+) -> None:
+    """A judge sets who controls a province, with a reason."""
+    if not reason.strip():
+        raise _refuse("reason: say why control changes")
+    if clan is not None and not is_clan(clan):
+        raise _refuse(f'clan: unknown clan "{clan}"')
+    tournament = _locked(tournament_id)
+    _running(tournament)
+    campaign = Campaign.objects.select_for_update().get(pk=tournament.campaign_id)
+    tournament.campaign = campaign
+    before = campaign.board.get("control", {}).get(province)
+    try:
+        board_set_control(campaign=campaign, province=province, clan=clan)
+    except ValueError as error:
+        raise _refuse(f"province: {error}") from error
+    campaign.save(update_fields=["board"])
+    turn = campaign_open_turn(campaign)
+    _log(
+        tournament,
+        actor=actor,
+        action="control_corrected",
+        now=now,
+        turn=turn.number if turn else None,
+        reason=reason,
+        province=province,
+        before=before,
+        after=clan,
+    )
+    _announce(tournament, "correction", province=province)
