@@ -209,10 +209,11 @@ def _validate(
         if not state.settings.clan_abilities:
             raise _Rejected("abilities_off", "clan abilities are off: no two-province moves")
     previous = start
+    neighbours = game_map.neighbours
     for step in path:
         if step not in provinces:
             raise _Rejected("unknown_province", f'there is no province "{step}"')
-        if not game_map.adjacent(previous, step):
+        if step not in neighbours[previous]:
             raise _Rejected(
                 "not_adjacent",
                 f"{provinces[step].name} does not border {provinces[previous].name}",
@@ -310,8 +311,6 @@ def adjudicate_turn(
         army = armies.get(order.army)
         if army is None:
             raise RulesInputError(f"orders[{index}].army", f'unknown army "{order.army}"')
-        if order.army in plans or order.army in results:
-            raise RulesInputError(f"orders[{index}].army", f'a second order for "{order.army}"')
         try:
             plans[order.army] = _validate(state, army, order, blocked, occupied)
         except _Rejected as rejected:
@@ -326,41 +325,41 @@ def adjudicate_turn(
     decided = _resolve_swaps(state, plans, given, rng, rng_label)
     _resolve_unicorn_stops(plans)
 
-    # Where every army ends, and who arrived where (R5, R9).
-    final: dict[str, Army] = {}
+    # Where every army ends and who arrived where (R5, R9), in one pass over the armies.
+    # R5.5, R8: whoever enters a province with a battle going on joins it.
+    final: list[Army] = []
     arrived: set[str] = set()
+    by_province: dict[str, list[Army]] = {}
+    joining: dict[str, list[str]] = {}
     for army in state.armies:
         plan = plans.get(army.id)
-        if plan is None or plan.end is None or plan.end == army.province:
-            final[army.id] = army
-            continue
-        arrived.add(army.id)
-        final[army.id] = Army(id=army.id, clan=army.clan, province=plan.end)
-
-    by_province: dict[str, list[Army]] = {}
-    for army in final.values():
-        if army.province is not None:
-            by_province.setdefault(army.province, []).append(army)
-
-    # R5.5, R8: whoever enters a province with a battle going on joins it.
-    reinforcements: list[Reinforcement] = []
-    for pid in sorted(battles):
-        joining = sorted(a.id for a in by_province.get(pid, ()) if a.id in arrived)
-        if joining:
-            reinforcements.append(Reinforcement(province=pid, armies=tuple(joining)))
-            for aid in joining:
-                a = final[aid]
-                final[aid] = Army(id=a.id, clan=a.clan, province=a.province, in_battle=True)
+        end = army.province if plan is None else plan.end
+        if end is not None and end != army.province:
+            arrived.add(army.id)
+            in_battle = end in battles
+            army = Army(id=army.id, clan=army.clan, province=end, in_battle=in_battle)
+            if in_battle:
+                joining.setdefault(end, []).append(army.id)
+        final.append(army)
+        if end is not None:
+            present = by_province.get(end)
+            if present is None:
+                by_province[end] = [army]
+            else:
+                present.append(army)
+    reinforcements = [
+        Reinforcement(province=pid, armies=tuple(sorted(ids)))
+        for pid, ids in sorted(joining.items())
+    ]
 
     # R7 meetings and R6 control, province by province.
     control = dict(state.control)
     meetings: list[Meeting] = []
-    for pid in sorted(by_province):
+    for pid, present in by_province.items():
         if pid in battles:
             continue  # R6: no change of hands while a battle goes on.
-        present = by_province[pid]
-        clans = {a.clan for a in present}
-        if len(clans) > 1:
+        clan = present[0].clan
+        if len(present) > 1 and any(a.clan != clan for a in present):
             meetings.append(
                 Meeting(
                     province=pid,
@@ -368,16 +367,19 @@ def adjudicate_turn(
                     new=any(a.id in arrived for a in present),
                 )
             )
-        elif any(_claims(plans.get(a.id)) for a in present):
-            control[pid] = present[0].clan
+        elif control.get(pid) != clan and any(_claims(plans.get(a.id)) for a in present):
+            control[pid] = clan
+    meetings.sort(key=lambda m: m.province)
 
     for aid, plan in plans.items():
         results[aid] = OrderResult(army=aid, outcome=plan.outcome, province=plan.end)
+    if len(results) != len(orders):
+        _raise_second_order(orders)
 
     clans_in_game = settings.clans
     return TurnResult(
         turn=state.turn,
-        armies=tuple(final[a.id] for a in state.armies),
+        armies=tuple(final),
         orders=tuple(results[o.army] for o in orders),
         draws=tuple(decided),
         meetings=tuple(meetings),
@@ -386,6 +388,14 @@ def adjudicate_turn(
         scores=clan_scores(game_map, control, clans_in_game),
         small_farms=small_farms(game_map, control, clans_in_game),
     )
+
+
+def _raise_second_order(orders: Sequence[Order]) -> None:
+    seen: set[str] = set()
+    for index, order in enumerate(orders):
+        if order.army in seen:
+            raise RulesInputError(f"orders[{index}].army", f'a second order for "{order.army}"')
+        seen.add(order.army)
 
 
 def _claims(plan: _Plan | None) -> bool:
@@ -402,27 +412,36 @@ def _resolve_swaps(
 ) -> list[Draw]:
     """Carry out single moves and reforms, deciding swap conflicts (R5.2, R5.3)."""
     edges: dict[tuple[str, str], list[_Plan]] = {}
+    opposed: list[tuple[str, str]] = []
     for plan in plans.values():
+        path = plan.path
         if plan.reform is not None:
             plan.outcome, plan.end = Outcome.REFORMED, plan.reform
-        elif len(plan.path) == 1:
-            assert plan.army.province is not None
-            edges.setdefault((plan.army.province, plan.path[0]), []).append(plan)
-            plan.outcome, plan.end = Outcome.MOVED, plan.path[0]
-        elif len(plan.path) == 2:
-            plan.outcome, plan.end = Outcome.MOVED, plan.path[1]
+        elif len(path) == 1:
+            start = plan.army.province
+            assert start is not None
+            key = (start, path[0])
+            group = edges.get(key)
+            if group is None:
+                edges[key] = [plan]
+                if (path[0], start) in edges:
+                    opposed.append(key)
+            else:
+                group.append(plan)
+            plan.outcome, plan.end = Outcome.MOVED, path[0]
+        elif len(path) == 2:
+            plan.outcome, plan.end = Outcome.MOVED, path[1]
         else:
             plan.end = plan.army.province
 
     conflicts: list[tuple[str, str]] = []
-    for a, b in edges:
-        if a < b and (b, a) in edges:
-            sides = edges[(a, b)] + edges[(b, a)]
-            if len({p.army.clan for p in sides}) > 1:
-                conflicts.append((a, b))
+    for a, b in opposed:
+        sides = edges[(a, b)] + edges[(b, a)]
+        if len({p.army.clan for p in sides}) > 1:
+            conflicts.append((a, b) if a < b else (b, a))
 
     decided: list[Draw] = []
-    for a, b in sorted(conflicts):
+    for a, b in sorted(conflicts, key=lambda pair: draw_key(*pair)):
         draw = _decide_conflict(state, a, b, edges[(a, b)], edges[(b, a)], given, rng, rng_label)
         decided.append(draw)
         staying_from = b if draw.moving_from == a else a
@@ -481,10 +500,12 @@ def _resolve_unicorn_stops(plans: dict[str, _Plan]) -> None:
     doubles = [p for p in plans.values() if len(p.path) == 2]
     if not doubles:
         return
+    firsts = {p.path[0] for p in doubles}
     entering: dict[str, set[str]] = {}
     for plan in plans.values():
-        if plan.end is not None and len(plan.path) != 2 and plan.end != plan.army.province:
-            entering.setdefault(plan.end, set()).add(plan.army.clan)
+        end = plan.end
+        if end in firsts and len(plan.path) != 2 and end != plan.army.province:
+            entering.setdefault(end, set()).add(plan.army.clan)
     for plan in doubles:
         first = plan.path[0]
         if entering.get(first, set()) - {plan.army.clan}:
