@@ -152,9 +152,12 @@ def board_armies(campaign: Campaign, armies: Sequence[Army]) -> list[RulesArmy]:
     return found
 
 
-def campaign_turn_state(campaign: Campaign, *, turn: int) -> TurnState:
+def campaign_turn_state(
+    campaign: Campaign, *, turn: int, armies: Sequence[Army] | None = None
+) -> TurnState:
     """The board at this moment as the engine's input for turn ``turn``."""
-    armies = list(Army.objects.filter(campaign=campaign).order_by("id"))
+    if armies is None:
+        armies = list(Army.objects.filter(campaign=campaign).order_by("id"))
     return TurnState(
         game_map=campaign_game_map(campaign),
         turn=turn,

@@ -218,10 +218,11 @@ def turn_resolve(
     turn = Turn.objects.get(pk=turn_id)
     campaign = Campaign.objects.select_for_update().get(pk=turn.campaign_id)
     turn.campaign = campaign
-    state = campaign_turn_state(campaign, turn=turn.number)
-    armies_by_pk = {a.pk: a for a in Army.objects.filter(campaign=campaign)}
+    armies = list(Army.objects.filter(campaign=campaign).order_by("id"))
+    state = campaign_turn_state(campaign, turn=turn.number, armies=armies)
+    code_of = {a.pk: a.code for a in armies}
     orders = [
-        order_to_rules(order, armies_by_pk[aid].code)
+        order_to_rules(order, code_of[aid])
         for aid, order in sorted(turn_current_orders(turn).items())
     ]
     placed = {a.id for a in state.armies}
@@ -230,9 +231,8 @@ def turn_resolve(
     result = adjudicate_turn(state, orders, rng=source, rng_label="system")
 
     campaign.board = _board(campaign, result.armies, result.control)
-    campaign.version = F("version") + 1
+    campaign.version += 1  # the row is locked: no other writer in between
     campaign.save(update_fields=["board", "version"])
-    campaign.refresh_from_db(fields=["version"])
 
     turn.case = case_to_dict(
         state=state,
