@@ -8,7 +8,9 @@ message for the person who asked, shown with a 4xx.
 
 from __future__ import annotations
 
+import logging
 import secrets
+import zoneinfo
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -17,7 +19,9 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 from django.db import transaction
+from django.utils import timezone
 
+from referees.clock import schedule_deadline
 from referees.events import event_send_on_commit
 from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.clans import CLANS, is_clan
@@ -32,7 +36,7 @@ from sl5r.rules.roles import (
     starting_positions_check,
 )
 from strategic_map.models import Army, Campaign, Map, Order, Turn
-from strategic_map.selectors import campaign_game_map, campaign_open_turn
+from strategic_map.selectors import campaign_game_map, campaign_open_turn, turn_current_orders
 from strategic_map.services import (
     OrderRefused,
     army_create,
@@ -44,6 +48,8 @@ from strategic_map.services import (
     turn_resolve,
     turn_undo,
 )
+
+log = logging.getLogger(__name__)
 
 Phase = Tournament.Phase
 DEFAULT_TURNS = 14  # R3.5: 3-4 hours of 15-minute turns
@@ -167,6 +173,10 @@ def tournament_create(
         raise _refuse("base_hand: the base starting hand is 5 or 6 (R10)")
     if turns_total is not None and turns_total < 1:
         raise _refuse("turns_total: at least one turn")
+    if ends_at is not None and timezone.is_naive(ends_at):
+        raise _refuse("ends_at: give the end time with its time zone offset")
+    if time_zone not in zoneinfo.available_timezones():
+        raise _refuse(f'time_zone: unknown time zone "{time_zone}"')
     if ends_at is not None and ends_at <= now:
         raise _refuse("ends_at: the end time has already passed")
     if turns_total is None and ends_at is None:
@@ -367,6 +377,7 @@ def _enter_phase(tournament: Tournament, phase: str, now: datetime, seconds: flo
     tournament.paused_remaining = None
     tournament.deadline = now + timedelta(seconds=seconds) if seconds is not None else None
     tournament.save(update_fields=["phase", "deadline", "paused_remaining"])
+    schedule_deadline(tournament)
 
 
 def _undeclared_clans(tournament: Tournament) -> list[str]:
@@ -502,7 +513,16 @@ def clock_tick(*, tournament_id: int, now: datetime) -> bool:
 
 def clock_sweep(*, now: datetime) -> int:
     """Tick every due tournament; returns how many steps were taken."""
-    return sum(clock_tick(tournament_id=pk, now=now) for pk in due_tournament_ids(now=now))
+    steps = 0
+    for pk in due_tournament_ids(now=now):
+        # One tournament that cannot be ticked must not hold up the others.
+        try:
+            steps += clock_tick(tournament_id=pk, now=now)
+        except TournamentError:
+            continue
+        except Exception:
+            log.exception("clock tick of tournament %s failed", pk)
+    return steps
 
 
 def _game_over(tournament: Tournament, number: int, now: datetime) -> bool:
@@ -538,6 +558,7 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
         start = max(now, turn.deadline or now)
         tournament.deadline = start + timedelta(seconds=tournament.turn_seconds)
         tournament.save(update_fields=["deadline"])
+        schedule_deadline(tournament)
         turn_open(
             campaign=tournament.campaign,
             number=resolved.number + 1,
@@ -583,6 +604,7 @@ def clock_resume(*, tournament_id: int, actor: Actor, now: datetime) -> Tourname
     _set_deadline(tournament, now + timedelta(seconds=remaining))
     tournament.paused_remaining = None
     tournament.save(update_fields=["paused_remaining", "deadline"])
+    schedule_deadline(tournament)
     _log(tournament, actor=actor, action="clock_resumed", now=now, remaining=remaining)
     _announce(tournament, "clock")
     return tournament
@@ -610,17 +632,28 @@ def clock_extend(*, tournament_id: int, seconds: int, actor: Actor, now: datetim
     else:
         raise _refuse("no clock is running in this phase", "phase", 409)
     tournament.save(update_fields=["paused_remaining", "deadline"])
+    schedule_deadline(tournament)
     _log(tournament, actor=actor, action="clock_extended", now=now, seconds=seconds)
     _announce(tournament, "clock")
     return tournament
 
 
 @transaction.atomic
-def clock_resolve_now(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
-    """Resolve the current turn at once, whatever the clock says (paused or not)."""
+def clock_resolve_now(
+    *, tournament_id: int, actor: Actor, now: datetime, turn: int | None = None
+) -> Tournament:
+    """Resolve the current turn at once, whatever the clock says (paused or not).
+
+    ``turn`` is the turn the judge saw: if the clock (or a double click) got there first,
+    that turn is no longer open and nothing more is resolved.
+    """
     tournament = _locked(tournament_id)
     if tournament.phase != Phase.RUNNING:
         raise _refuse("there is no turn to resolve", "phase", 409)
+    if turn is not None:
+        open_turn = campaign_open_turn(tournament.campaign)
+        if open_turn is None or open_turn.number != turn:
+            raise _refuse(f"turn {turn} is no longer open: it has been resolved", "stale", 409)
     was_paused = tournament.paused
     if not _resolve_current(tournament, actor=actor, now=now):
         raise _refuse("the turn is being resolved already", "busy", 409)
@@ -727,7 +760,7 @@ def _order_for(
             now=now,
         )
     except OrderRefused as refused:
-        raise _refuse(str(refused), refused.code, 422) from refused
+        raise _refuse(refused.message, refused.code, 422) from refused
     _log(
         tournament,
         actor=actor,
@@ -770,6 +803,34 @@ def order_enter(
     if army is None:
         raise _refuse(f'there is no army "{army_code}"', "not_found", 404)
     return _order_for(tournament, army, order, actor, now)
+
+
+@transaction.atomic
+def order_swap_choice(*, player: Player, army_code: str, on_swap: str, now: datetime) -> Order:
+    """R5.3: where a clan has a Daimyo, he decides where a swap battle is fought.
+
+    The army's current move order is given again with the Daimyo's ``on_swap``; where the
+    clan has no Daimyo, the General sets it with his own order.
+    """
+    tournament = _locked(player.tournament_id)
+    if player.role != Player.Role.DAIMYO:
+        raise _refuse("the Daimyo decides where a swap battle is fought", "forbidden", 403)
+    if on_swap not in Order.OnSwap.values:
+        raise _refuse('on_swap: "stay" or "advance"')
+    army = Army.objects.filter(campaign=tournament.campaign, code=army_code).first()
+    if army is None or army.clan != player.clan:
+        raise _refuse(f'there is no army "{army_code}" in your clan', "not_found", 404)
+    turn = campaign_open_turn(tournament.campaign)
+    current = turn_current_orders(turn).get(army.pk) if turn is not None else None
+    if current is None or current.kind != Order.Kind.MOVE:
+        raise _refuse(f"{army_code} has no move order this turn", "no_move", 409)
+    order = OrderInput(
+        kind=current.kind,
+        path=tuple(current.path),
+        claim=current.claim,
+        on_swap=on_swap,
+    )
+    return _order_for(tournament, army, order, Actor.of_player(player), now)
 
 
 # --- Corrections ---------------------------------------------------------------------------

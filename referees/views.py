@@ -1,1 +1,136 @@
-"""Judge console and public display views (none yet)."""
+"""Join links and the judges' printable sheet of them.
+
+``/join/<token>`` is the link a player scans: it logs the device in as that player and
+shows who he is. The sheet prints one card per player with the link as a QR code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import segno
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+from referees.access import (
+    player_from_session,
+    player_join_link,
+    player_session_login,
+    tournament_get,
+    tournament_players,
+    user_judges,
+)
+from referees.models import Player
+from referees.ratelimit import RateLimited, client_ip, rate_check, rate_hit
+from referees.services import TournamentError, player_from_token
+from strategic_map.clans import clan_name
+
+# With a viewBox and no fixed size, the print CSS sets the code's size.
+QR_SCALE = 3
+
+
+def _problem(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
+    return render(
+        request,
+        "referees/problem.html",
+        {"title": title, "message": message},
+        status=status,
+    )
+
+
+def _role_label(player: Player) -> str:
+    return str(Player.Role(player.role).label)
+
+
+@never_cache
+@require_safe
+def join(request: HttpRequest, token: str) -> HttpResponse:
+    """Log this device in as the player the link belongs to, then show who he is."""
+    address = f"ip:{client_ip(request)}"
+    try:
+        rate_check("joins", address)
+    except RateLimited as limited:
+        response = _problem(request, 429, _("Too many attempts"), limited.message)
+        response["Retry-After"] = str(limited.retry_after)
+        return response
+    player = player_from_token(token)
+    if player is None:
+        rate_hit("joins", address)
+        return _problem(
+            request,
+            403,
+            _("This join link does not work"),
+            _("The link was revoked, or replaced by a new one. Ask a judge for your current link."),
+        )
+    player_session_login(request.session, player)
+    return redirect("referees:me")
+
+
+@never_cache
+@require_safe
+def me(request: HttpRequest) -> HttpResponse:
+    """The player this device joined as."""
+    player = player_from_session(request.session)
+    if player is None:
+        return _problem(
+            request,
+            403,
+            _("You have not joined"),
+            _(
+                "Open your join link (scan the QR code on your card). If you already did, "
+                "the link has been revoked or replaced: ask a judge."
+            ),
+        )
+    return render(
+        request,
+        "referees/joined.html",
+        {
+            "player": player,
+            "tournament": player.tournament,
+            "clan_name": clan_name(player.clan),
+            "role_label": _role_label(player),
+        },
+    )
+
+
+def _qr_svg(url: str) -> str:
+    return segno.make(url, error="m").svg_inline(scale=QR_SCALE, omitsize=True)
+
+
+@never_cache
+@require_safe
+def join_sheet(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    """Judges: every player's card with his join link as a QR code, ready to print."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+    try:
+        tournament = tournament_get(tournament_id=tournament_id)
+    except TournamentError as error:
+        return _problem(request, 404, _("Not found"), error.message)
+    if not user_judges(request.user, tournament):
+        return _problem(
+            request,
+            403,
+            _("Judges only"),
+            _("Only a judge of this tournament may print its join links."),
+        )
+    cards: list[dict[str, Any]] = []
+    for player in tournament_players(tournament=tournament):
+        url = player_join_link(request, player)[1]
+        cards.append(
+            {
+                "player": player,
+                "clan_name": clan_name(player.clan),
+                "role_label": _role_label(player),
+                "url": url,
+                # segno writes the SVG itself: markup from a library, not from user input.
+                "qr": mark_safe(_qr_svg(url)) if url else "",
+            }
+        )
+    return render(request, "referees/join_sheet.html", {"tournament": tournament, "cards": cards})

@@ -56,6 +56,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "channels",
+    # ninja's own static files: /api/docs works at a venue without internet.
+    "ninja",
     "strategic_map",
     "referees",
 ]
@@ -141,6 +143,29 @@ if SL5R_CLOCK not in SL5R_CLOCK_CHOICES:
     )
 if SL5R_CLOCK == "celery" and not REDIS_URL:
     raise ImproperlyConfigured("SL5R_CLOCK=celery needs REDIS_URL for the broker")
+
+# The in-process clock sweeps for due tournaments every this many seconds (referees/clock.py).
+_clock_interval = _env.get("SL5R_CLOCK_INTERVAL", "").strip()
+try:
+    SL5R_CLOCK_INTERVAL = float(_clock_interval) if _clock_interval else 1.0
+except ValueError:
+    raise ImproperlyConfigured(
+        f"SL5R_CLOCK_INTERVAL: expected a number of seconds, got {_clock_interval!r}"
+    ) from None
+if not 0 < SL5R_CLOCK_INTERVAL <= 60:
+    raise ImproperlyConfigured("SL5R_CLOCK_INTERVAL: between 0 and 60 seconds")
+
+# With SL5R_CLOCK=celery, each deadline gets its own task (eta = the deadline); beat's sweep
+# catches any that was lost (worker or Redis restarted). A sweep still queued after a few
+# seconds is dropped: the next one does the same work, and a stopped worker does not come
+# back to a pile of them.
+CELERY_BEAT_SCHEDULE = {
+    "clock-sweep": {
+        "task": "referees.clock_sweep",
+        "schedule": 2.0,
+        "options": {"expires": 5.0},
+    },
+}
 
 # --- Internationalisation ----------------------------------------------------------------
 

@@ -1,0 +1,127 @@
+"""A small fixed-window rate limiter on Django's cache.
+
+Each scope allows a number of requests per window for one key: "orders" counts a player's
+order submissions; "joins" counts an IP address's failed join attempts (a wrong or revoked
+token). Good joins are not counted: a whole venue may share one address, and a valid token
+cannot be guessed anyway; the limit is there to stop guessing.
+
+The limits come from ``settings.SL5R_RATE_LIMITS``, read on every call, e.g.
+``{"orders": "30/min", "joins": "20/min"}`` (the defaults); ``None`` switches a scope off.
+A fixed window lets up to twice the limit through around a window's edge, which is fine
+for stopping a stuck script or a guessing loop; nothing here is about fairness.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest
+
+DEFAULT_RATES: dict[str, str | None] = {
+    "orders": "30/min",
+    "joins": "20/min",
+}
+UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600}
+WHAT = {"orders": "order submissions", "joins": "failed join attempts"}
+
+
+@dataclass(frozen=True)
+class Rate:
+    limit: int
+    seconds: int
+
+    @classmethod
+    def parse(cls, text: str) -> Rate:
+        """``"30/min"``, ``"5/10s"``, ``"100/hour"``."""
+        count, _, period = text.partition("/")
+        digits = "".join(ch for ch in period if ch.isdigit())
+        unit = period[len(digits) :].strip().lower()
+        if not count.strip().isdigit() or unit not in UNITS:
+            raise ValueError(f'rate "{text}": write it as "30/min", "5/10s" or "100/hour"')
+        return cls(limit=int(count), seconds=(int(digits) if digits else 1) * UNITS[unit])
+
+    def describe(self) -> str:
+        if self.seconds == 60:
+            return f"{self.limit} a minute"
+        if self.seconds == 3600:
+            return f"{self.limit} an hour"
+        return f"{self.limit} every {self.seconds} seconds"
+
+
+class RateLimited(Exception):
+    """Too many requests in a scope; ``retry_after`` is the wait in seconds."""
+
+    def __init__(self, scope: str, rate: Rate, retry_after: int) -> None:
+        self.scope = scope
+        self.rate = rate
+        self.retry_after = retry_after
+        self.message = (
+            f"too many {WHAT.get(scope, 'requests')}: at most {rate.describe()}; "
+            f"try again in {retry_after} s"
+        )
+        super().__init__(self.message)
+
+
+def rate_for(scope: str) -> Rate | None:
+    configured = getattr(settings, "SL5R_RATE_LIMITS", None) or {}
+    text = configured.get(scope, DEFAULT_RATES.get(scope))
+    return Rate.parse(text) if text else None
+
+
+def _window(rate: Rate, now: float) -> tuple[int, int]:
+    window = int(now // rate.seconds)
+    retry_after = max(1, int((window + 1) * rate.seconds - now + 0.999))
+    return window, retry_after
+
+
+def _cache_key(scope: str, key: str, window: int) -> str:
+    return f"sl5r:rl:{scope}:{key}:{window}"
+
+
+def rate_hit(scope: str, key: str) -> int:
+    """Count one request for ``key`` in ``scope``; the count in this window so far."""
+    rate = rate_for(scope)
+    if rate is None:
+        return 0
+    window, _ = _window(rate, time.time())
+    cache_key = _cache_key(scope, key, window)
+    # add() is a no-op when the key exists, so the window starts once.
+    cache.add(cache_key, 0, timeout=rate.seconds + 1)
+    try:
+        count: int = cache.incr(cache_key)
+    except ValueError:  # expired between add and incr
+        cache.set(cache_key, 1, timeout=rate.seconds + 1)
+        count = 1
+    return count
+
+
+def rate_check(scope: str, key: str) -> None:
+    """Raise ``RateLimited`` when ``key`` has used up ``scope``'s limit; counts nothing."""
+    rate = rate_for(scope)
+    if rate is None:
+        return
+    window, retry_after = _window(rate, time.time())
+    if (cache.get(_cache_key(scope, key, window)) or 0) >= rate.limit:
+        raise RateLimited(scope, rate, retry_after)
+
+
+def rate_limit(scope: str, key: str) -> None:
+    """Count one request for ``key`` in ``scope``; raise ``RateLimited`` past the limit."""
+    rate = rate_for(scope)
+    if rate is None:
+        return
+    if rate_hit(scope, key) > rate.limit:
+        _, retry_after = _window(rate, time.time())
+        raise RateLimited(scope, rate, retry_after)
+
+
+def client_ip(request: HttpRequest) -> str:
+    """The address the request came from, as the server saw it.
+
+    Behind a reverse proxy every request comes from the proxy; set the proxy to pass the
+    client address in REMOTE_ADDR (e.g. uvicorn/daphne's proxy headers options).
+    """
+    return str(request.META.get("REMOTE_ADDR") or "unknown")

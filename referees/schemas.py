@@ -1,0 +1,231 @@
+"""Request and response shapes of the API (pydantic, through django-ninja).
+
+Input is checked here for form only (types, ranges, required fields): whether a request
+makes sense in the game is the services' decision, and their refusals carry the reason.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ninja import Field, Schema
+from pydantic import field_validator, model_validator
+
+from referees.services import MAX_TURN_SECONDS, MIN_TURN_SECONDS
+
+ClanId = Literal["crab", "crane", "dragon", "lion", "phoenix", "scorpion", "shadowlands", "unicorn"]
+RoleId = Literal["general", "daimyo", "karo"]
+Shortfall = Literal["smaller_clans", "exclude_shadowlands"]
+ThreeVariant = Literal["generals_and_daimyo", "three_generals"]
+MAX_PHASE_SECONDS = 24 * 3600
+MAX_REASON = 2000
+
+
+class ErrorOut(Schema):
+    detail: str = Field(..., description="what went wrong, for a person")
+    code: str = Field(..., description="a stable code for programs (e.g. late, not_adjacent)")
+
+
+# --- Maps and set-up -------------------------------------------------------------------------
+
+
+class MapIn(Schema):
+    slug: str = Field(..., min_length=1, max_length=64, description="the new map's slug")
+    data: dict[str, Any] = Field(..., description="the map JSON (provinces, borders …)")
+
+
+class MapOut(Schema):
+    slug: str
+    name: str
+    provinces: int
+    borders: int
+
+
+class LineupOut(Schema):
+    players: int
+    excluded_clans: list[str]
+    clans: dict[str, list[str]] = Field(..., description="each clan's roles")
+
+
+class TournamentIn(Schema):
+    name: str = Field(..., min_length=1, max_length=200)
+    map: str = Field("rokugan", min_length=1, max_length=64, description="the slug of a loaded map")
+    map_data: dict[str, Any] | None = Field(
+        None,
+        description="a map JSON to import first under the slug given in `map` (a new slug)",
+    )
+    player_count: int = Field(..., ge=1, le=1000)
+    turn_seconds: int = Field(15 * 60, ge=MIN_TURN_SECONDS, le=MAX_TURN_SECONDS)
+    turns_total: int | None = Field(None, ge=1, le=10_000)
+    ends_at: datetime | None = Field(None, description="with its UTC offset")
+    clan_abilities: bool = True
+    base_hand: Literal[5, 6] = 5
+    shortfall: Shortfall = "smaller_clans"
+    three_variant: ThreeVariant = "generals_and_daimyo"
+    planning_seconds: int = Field(5 * 60, ge=0, le=MAX_PHASE_SECONDS)
+    negotiation_seconds: int = Field(15 * 60, ge=0, le=MAX_PHASE_SECONDS)
+    time_zone: str = Field("UTC", max_length=64)
+
+    @field_validator("ends_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.utcoffset() is None:
+            raise ValueError("give the time with its UTC offset, e.g. 2030-05-01T18:00:00+03:00")
+        return value
+
+    @field_validator("time_zone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f'unknown time zone "{value}" (e.g. Europe/Moscow)') from None
+        return value
+
+
+class TournamentOut(Schema):
+    id: int
+    name: str
+    phase: str
+    player_count: int
+    map: str
+    excluded_clans: list[str]
+
+
+# --- Players ---------------------------------------------------------------------------------
+
+
+class PlayerIn(Schema):
+    name: str = Field(..., min_length=1, max_length=120)
+    clan: ClanId
+    role: RoleId
+
+
+class PlayerOut(Schema):
+    id: int
+    name: str
+    clan: str
+    role: str
+    army: str | None
+
+
+class PlayerLinkOut(PlayerOut):
+    token: str = Field(..., description="the join token; empty when the link is revoked")
+    join_url: str | None = Field(..., description="the join link; null when revoked")
+
+
+class JoinIn(Schema):
+    token: str = Field(..., min_length=1, max_length=400)
+
+
+class JoinOut(Schema):
+    tournament: int
+    player: PlayerOut
+
+
+# --- The start -------------------------------------------------------------------------------
+
+
+class PositionsIn(Schema):
+    positions: dict[str, str] = Field(
+        ..., description="each of the clan's armies (code) and the province it starts in"
+    )
+
+
+# --- Clock -----------------------------------------------------------------------------------
+
+
+class ExtendIn(Schema):
+    seconds: int = Field(..., ge=-MAX_TURN_SECONDS, le=MAX_TURN_SECONDS)
+
+
+class SwapChoiceIn(Schema):
+    on_swap: Literal["advance", "stay"] = Field(
+        ..., description="R5.3: advance (fight where the army goes) or stay (where it stands)"
+    )
+
+
+class UndoIn(Schema):
+    reason: str = Field("", max_length=MAX_REASON)
+
+
+# --- Orders ----------------------------------------------------------------------------------
+
+
+class OrderIn(Schema):
+    """One order for an army this turn (R4): move along ``path``, hold, or reform."""
+
+    kind: Literal["move", "hold", "reform"]
+    path: list[str] = Field(
+        default_factory=list,
+        max_length=8,
+        description="move: the provinces entered, in order (two only for the Unicorn)",
+    )
+    reform: str = Field("", max_length=64, description="reform: the castle province")
+    claim: bool = Field(True, description="take control of the province where the army ends")
+    on_swap: Literal["advance", "stay"] = Field(
+        "advance", description="Scorpion in a swap conflict: advance or stay (R5.3)"
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _provinces(cls, value: list[str]) -> list[str]:
+        for i, pid in enumerate(value):
+            if not pid or len(pid) > 64:
+                raise ValueError(f"path[{i}]: a province id of 1 to 64 characters")
+        return value
+
+    @model_validator(mode="after")
+    def _complete(self) -> OrderIn:
+        if self.kind == "move" and not self.path:
+            raise ValueError("path: a move names at least one province")
+        if self.kind == "reform" and not self.reform:
+            raise ValueError("reform: a reform order names the castle province")
+        return self
+
+
+class OrderOut(Schema):
+    army: str
+    turn: int
+    kind: str
+    path: list[str]
+    reform: str | None
+    claim: bool
+    on_swap: str
+    given_at: datetime
+    given_by: str
+    by_judge: bool
+
+
+# --- Corrections -----------------------------------------------------------------------------
+
+
+class ArmyCorrectionIn(Schema):
+    army: str = Field(..., min_length=1, max_length=64)
+    province: str | None = Field(
+        ..., max_length=64, description="where the army now stands; null destroys it"
+    )
+    destroyed_by: Literal["loss", "winner"] = Field(
+        "loss", description="when destroyed: a loss (reform after 2 turns) or the winner's choice"
+    )
+    reason: str = Field(..., min_length=1, max_length=MAX_REASON)
+
+
+class ControlCorrectionIn(Schema):
+    province: str = Field(..., min_length=1, max_length=64)
+    clan: ClanId | None = Field(..., description="the new controller; null for nobody")
+    reason: str = Field(..., min_length=1, max_length=MAX_REASON)
+
+
+class DoneOut(Schema):
+    ok: bool = True
+    phase: str
+    version: int
+
+
+class LogOut(Schema):
+    entries: list[dict[str, Any]]
+    after: int = Field(..., description="pass as ?after= to get the entries that follow")
+    more: bool

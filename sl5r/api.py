@@ -1,0 +1,176 @@
+"""The JSON API (django-ninja), mounted at ``/api/``; OpenAPI at ``/api/openapi.json``.
+
+Every error is a 4xx JSON body ``{"detail": "<what went wrong>", "code": "<code>"}``: the
+services' refusals with their own status, invalid input as 422 naming the field, unknown
+ids as 404, refusals of permission as 403. Bad input never gives a 500.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import URLPattern, URLResolver
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import ValidationError as NinjaValidationError
+
+from referees.api import router as referees_router
+from referees.auth import AuthFailed
+from referees.ratelimit import RateLimited
+from referees.services import TournamentError
+from sl5r.rules.errors import MapError, RulesInputError
+
+ERROR_SIGN_IN = (
+    "authentication required: open your join link or sign in, or send "
+    "Authorization: Bearer <join token or judge API key>"
+)
+ERROR_FORBIDDEN = "you may not do this"
+ERROR_NOT_FOUND = "not found"
+# Where a field lives; the error names the field alone.
+SOURCES = frozenset({"body", "query", "path", "header", "cookie", "form", "file"})
+VALUE_ERROR_PREFIX = "Value error, "
+# A check of the whole body names its field at the start of its message ("path: ...").
+NAMED_MESSAGE = re.compile(r"^(?P<field>[A-Za-z_][\w.\[\]]*): (?P<message>.+)$", re.DOTALL)
+
+api = NinjaAPI(
+    title="SL5R Referee API",
+    version="1",
+    description=(
+        "Refereeing a Strategic Legend of the Five Rings tournament. Browsers use their "
+        "session (with the CSRF token on unsafe methods); scripts send "
+        "`Authorization: Bearer <token>` with a player's join token or a judge's API key "
+        "(`manage.py createjudgekey`). Errors are `{detail, code}` with a 4xx status."
+    ),
+    urls_namespace="api",
+    docs_url="/docs",
+    openapi_url="/openapi.json",
+)
+api.add_router("/", referees_router)
+
+
+def _error(request: HttpRequest, status: int, detail: str, code: str, **extra: Any) -> HttpResponse:
+    return api.create_response(request, {"detail": detail, "code": code, **extra}, status=status)
+
+
+@api.exception_handler(TournamentError)
+def _tournament_error(request: HttpRequest, exc: TournamentError) -> HttpResponse:
+    return _error(request, exc.status, exc.message, exc.code)
+
+
+def _field(loc: list[Any] | tuple[Any, ...], with_param: bool) -> str:
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in SOURCES:
+        parts = parts[1:]
+        # A body schema is one parameter: its name ("payload") is no field of the JSON.
+        if with_param and parts:
+            parts = parts[1:]
+    return ".".join(parts)
+
+
+def _message(error: dict[str, Any]) -> str:
+    message = str(error.get("msg", "invalid"))
+    return message.removeprefix(VALUE_ERROR_PREFIX)
+
+
+@api.exception_handler(NinjaValidationError)
+def _validation_error(request: HttpRequest, exc: NinjaValidationError) -> HttpResponse:
+    errors = []
+    lines = []
+    for error in exc.errors:
+        loc = list(error.get("loc", ()))
+        field = _field(loc, with_param=bool(loc) and loc[0] == "body")
+        message = _message(error)
+        named = NAMED_MESSAGE.match(message)
+        if named:
+            field = ".".join(p for p in (field, named["field"]) if p)
+            message = named["message"]
+        lines.append(f"{field}: {message}" if field else message)
+        errors.append({"field": field, "message": message, "type": str(error.get("type", ""))})
+    detail = "; ".join(lines) or "the request is not valid"
+    return _error(request, 422, detail, "validation", errors=errors)
+
+
+@api.exception_handler(DjangoValidationError)
+def _django_validation_error(request: HttpRequest, exc: DjangoValidationError) -> HttpResponse:
+    return _error(request, 422, " ".join(exc.messages), "validation")
+
+
+@api.exception_handler(MapError)
+def _map_error(request: HttpRequest, exc: MapError) -> HttpResponse:
+    return _error(request, 422, str(exc), "map")
+
+
+@api.exception_handler(RulesInputError)
+def _rules_input_error(request: HttpRequest, exc: RulesInputError) -> HttpResponse:
+    return _error(request, 422, str(exc), "rules_input")
+
+
+@api.exception_handler(Http404)
+def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
+    return _error(request, 404, str(exc) or ERROR_NOT_FOUND, "not_found")
+
+
+@api.exception_handler(PermissionDenied)
+def _forbidden(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
+    return _error(request, 403, str(exc) or ERROR_FORBIDDEN, "forbidden")
+
+
+@api.exception_handler(RateLimited)
+def _rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    response = _error(request, 429, exc.message, "rate_limited")
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+@api.exception_handler(AuthFailed)
+def _auth_failed(request: HttpRequest, exc: AuthFailed) -> HttpResponse:
+    return _error(request, exc.status_code, exc.message, exc.code)
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return _error(request, 401, ERROR_SIGN_IN, "unauthorized")
+
+
+@api.exception_handler(HttpError)
+def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    codes = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found"}
+    return _error(request, exc.status_code, exc.message, codes.get(exc.status_code, "error"))
+
+
+def api_not_found(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """Any other path under /api/: a JSON 404 like the API's own."""
+    return _error(request, 404, f"there is no API endpoint /api/{rest}", "not_found")
+
+
+def _json_405(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """ninja answers a wrong method with an empty 405; give it the API's error body."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if response.status_code == 405 and not response.get("Content-Type", "").startswith(
+            "application/json"
+        ):
+            allowed = response.get("Allow", "")
+            detail = f"{request.method} is not allowed here (allowed: {allowed})"
+            response = _error(request, 405, detail, "method_not_allowed")
+            response["Allow"] = allowed
+        return response
+
+    return wrapped
+
+
+def api_urls() -> tuple[list[URLPattern | URLResolver], str, str]:
+    """``api.urls``, with JSON bodies for 405s too."""
+    patterns, app_name, namespace = api.urls
+    for pattern in patterns:
+        if isinstance(pattern, URLPattern):
+            pattern.callback = _json_405(pattern.callback)
+    return patterns, app_name, namespace

@@ -1,0 +1,253 @@
+"""Orders through the API (R4): a General's own, and a judge's on a General's behalf."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from referees.models import LogEntry, Tournament
+from sl5r.rules.mapgraph import rokugan_map
+from strategic_map.models import Order
+from tests.referees.conftest import Api, Game
+
+pytestmark = pytest.mark.django_db
+
+MOVE = {"kind": "move", "path": ["shinomen-mori"]}  # crab-1 starts in crab-hida
+
+
+def mine(game: Game) -> str:
+    return f"/tournaments/{game.id}/orders/mine"
+
+
+def test_a_general_gives_an_order(api: Api, game16: Game) -> None:
+    general = game16.player("crab")
+
+    response = api.put(mine(game16), MOVE, token=game16.token(general))
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["army"] == "crab-1"
+    assert body["kind"] == "move"
+    assert body["path"] == ["shinomen-mori"]
+    assert body["turn"] == 1
+    assert body["by_judge"] is False
+    order = Order.objects.get()
+    assert order.author == "general Crab general 1 (crab)"
+    entry = LogEntry.objects.get(action="order_given")
+    assert entry.actor == order.author
+    assert entry.data["army"] == "crab-1"
+
+
+def test_a_general_changes_his_order_and_the_last_counts(api: Api, game16: Game) -> None:
+    token = game16.token(game16.player("crab"))
+    api.put(mine(game16), MOVE, token=token)
+
+    response = api.put(mine(game16), {"kind": "hold", "claim": False}, token=token)
+
+    assert response.status_code == 200
+    orders = api.get(f"/tournaments/{game16.id}/state", token=token).json()["orders"]
+    assert [(o["army"], o["kind"], o["claim"]) for o in orders] == [("crab-1", "hold", False)]
+    assert Order.objects.count() == 2  # rows are kept for the record
+
+
+def test_a_general_withdraws_his_order(api: Api, game16: Game) -> None:
+    token = game16.token(game16.player("crab"))
+    api.put(mine(game16), MOVE, token=token)
+
+    response = api.delete(mine(game16), token=token)
+
+    assert response.status_code == 200
+    assert response.json()["kind"] == "withdraw"
+    assert api.get(f"/tournaments/{game16.id}/state", token=token).json()["orders"] == []
+    assert LogEntry.objects.filter(action="order_withdrawn").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("order", "code"),
+    [
+        ({"kind": "move", "path": ["unicorn-utaku"]}, "not_adjacent"),
+        ({"kind": "move", "path": ["atlantis"]}, "unknown_province"),
+        ({"kind": "move", "path": ["shinomen-mori", "seppun"]}, "not_unicorn"),
+        ({"kind": "reform", "reform": "crab-kaiu"}, "not_destroyed"),
+    ],
+)
+def test_an_illegal_order_is_422_with_the_reason_and_not_stored(
+    api: Api, game16: Game, order: dict[str, object], code: str
+) -> None:
+    response = api.put(mine(game16), order, token=game16.token(game16.player("crab")))
+
+    assert response.status_code == 422
+    assert response.json()["code"] == code
+    assert response.json()["detail"]
+    assert not Order.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("order", "field"),
+    [
+        ({"kind": "move"}, "path"),
+        ({"kind": "reform"}, "reform"),
+        ({"kind": "withdraw"}, "kind"),
+        ({"kind": "hold", "on_swap": "flee"}, "on_swap"),
+        ({"kind": "move", "path": "shinomen-mori"}, "path"),
+        ({}, "kind"),
+    ],
+)
+def test_a_malformed_order_is_422_naming_the_field(
+    api: Api, game16: Game, order: dict[str, object], field: str
+) -> None:
+    response = api.put(mine(game16), order, token=game16.token(game16.player("crab")))
+
+    assert response.status_code == 422
+    body = response.json()
+    assert body["code"] == "validation"
+    assert body["detail"].startswith(f"{field}: ")
+    assert body["errors"][0]["field"] == field
+    assert not Order.objects.exists()
+
+
+def test_a_late_order_is_409_and_not_stored(api: Api, game16: Game) -> None:
+    """R4: after the deadline the order is not carried out (nor stored)."""
+    Tournament.objects.filter(pk=game16.id).update(deadline=timezone.now() - timedelta(seconds=1))
+
+    response = api.put(mine(game16), MOVE, token=game16.token(game16.player("crab")))
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "late"
+    assert not Order.objects.exists()
+
+
+def test_orders_wait_for_the_turns(api: Api, make_game: Callable[..., Game]) -> None:
+    game = make_game(16, phase="negotiation")
+
+    response = api.put(mine(game), MOVE, token=game.token(game.player("crab")))
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "not_running"
+
+
+def test_a_general_may_not_order_another_clans_army(api: Api, game16: Game) -> None:
+    token = game16.token(game16.player("crab"))
+
+    response = api.put(
+        f"/tournaments/{game16.id}/armies/crane-1/order", {"kind": "hold"}, token=token
+    )
+
+    assert response.status_code == 403
+    assert not Order.objects.exists()
+
+
+def test_a_general_may_not_order_in_another_tournament(
+    api: Api, game16: Game, make_game: Callable[..., Game]
+) -> None:
+    other = make_game(16, name="Other")
+
+    response = api.put(mine(other), MOVE, token=game16.token(game16.player("crab")))
+
+    assert response.status_code == 403
+    assert not Order.objects.exists()
+
+
+def test_a_daimyo_cannot_give_orders(api: Api, game24: Game) -> None:
+    response = api.put(
+        mine(game24), {"kind": "hold"}, token=game24.token(game24.player("crab", "daimyo"))
+    )
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "forbidden"
+    assert not Order.objects.exists()
+
+
+def test_a_karo_cannot_give_orders(api: Api, game_mixed: Game) -> None:
+    response = api.put(
+        mine(game_mixed),
+        {"kind": "hold"},
+        token=game_mixed.token(game_mixed.player("crab", "karo")),
+    )
+
+    assert response.status_code == 403
+    assert not Order.objects.exists()
+
+
+def test_anonymous_cannot_give_orders(api: Api, game16: Game) -> None:
+    response = api.put(mine(game16), MOVE)
+
+    assert response.status_code == 401
+    assert not Order.objects.exists()
+
+
+def test_a_judge_enters_an_order_and_the_record_names_him(
+    api: Api, game16: Game, judge_key: str
+) -> None:
+    """R4: a paper order entered by a judge shows who entered it and when."""
+    response = api.put(f"/tournaments/{game16.id}/armies/crab-1/order", MOVE, token=judge_key)
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["by_judge"] is True
+    assert body["given_by"] == "judge judge"
+    entry = LogEntry.objects.get(action="order_given")
+    assert entry.actor == "judge judge"
+    assert entry.data["army"] == "crab-1"
+    assert entry.at is not None
+
+
+def test_a_judge_withdraws_an_order(api: Api, game16: Game, judge_key: str) -> None:
+    path = f"/tournaments/{game16.id}/armies/crab-1/order"
+    api.put(path, MOVE, token=judge_key)
+
+    response = api.delete(path, token=judge_key)
+
+    assert response.status_code == 200
+    assert response.json()["kind"] == "withdraw"
+
+
+def test_a_judge_ordering_an_unknown_army_gets_404(api: Api, game16: Game, judge_key: str) -> None:
+    response = api.put(
+        f"/tournaments/{game16.id}/armies/mantis-1/order", {"kind": "hold"}, token=judge_key
+    )
+
+    assert response.status_code == 404
+    assert "mantis-1" in response.json()["detail"]
+
+
+def test_r5_3_daimyo_decides_where_his_scorpions_swap_battle_is_fought(
+    game24: Game, api: Api
+) -> None:
+    """R5.3: in a clan with a Daimyo, the Daimyo sets ``on_swap`` on the General's move."""
+    general = game24.player("scorpion")
+    daimyo = game24.player("scorpion", "daimyo")
+    code = general.army.code
+    here = game24.province_of(code)
+    target = sorted(rokugan_map().neighbours[here])[0]
+    assert (
+        api.put(
+            f"/tournaments/{game24.id}/orders/mine",
+            {"kind": "move", "path": [target]},
+            token=game24.token(general),
+        ).status_code
+        == 200
+    )
+    response = api.put(
+        f"/tournaments/{game24.id}/armies/{code}/on-swap",
+        {"on_swap": "stay"},
+        token=game24.token(daimyo),
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["on_swap"] == "stay" and response.json()["path"] == [target]
+    other = game24.player("crab", "daimyo")
+    refused = api.put(
+        f"/tournaments/{game24.id}/armies/{code}/on-swap",
+        {"on_swap": "advance"},
+        token=game24.token(other),
+    )
+    assert refused.status_code == 404
+    by_general = api.put(
+        f"/tournaments/{game24.id}/armies/{code}/on-swap",
+        {"on_swap": "advance"},
+        token=game24.token(general),
+    )
+    assert by_general.status_code == 403
