@@ -1,8 +1,12 @@
 # SL5R Referee. `make run` serves the site on a fresh clone; `make test` is what CI runs.
 
 PYTHON ?= python3
+HOST ?= 127.0.0.1
 PORT ?= 8000
 VENV ?= .venv
+# The second test pass runs the database tests on this PostgreSQL server (Django creates and
+# drops a `test_`-prefixed database next to the one named here).
+SL5R_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
 
 BIN := $(VENV)/bin
 PY := $(BIN)/python
@@ -11,14 +15,15 @@ PY := $(BIN)/python
 STAMP := $(VENV)/requirements.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run test lint fmt messages clean distclean
+.PHONY: help install migrate demo run test test-postgres lint fmt messages clean distclean
 
 help:
-	@echo "make run        create .venv, install, migrate, load the demo data, serve on :$(PORT)"
-	@echo "make test       ruff, ruff format --check, mypy, makemigrations --check, pytest"
+	@echo "make run        create .venv, install, migrate, load the demo tournament, serve on :$(PORT)"
+	@echo "make test       ruff, ruff format --check, mypy, makemigrations --check, pytest,"
+	@echo "                then the database tests again on PostgreSQL (make test-postgres)"
 	@echo "make lint       ruff check, ruff format --check and mypy only"
 	@echo "make fmt        format and auto-fix with ruff"
-	@echo "make demo       migrate and load the demo data (for now: the bundled map)"
+	@echo "make demo       migrate and load the demo tournament (prints the judge login, join links)"
 	@echo "make messages   update and compile the translations (needs GNU gettext)"
 	@echo "make clean      remove caches; make distclean also removes .venv and db.sqlite3"
 
@@ -34,12 +39,13 @@ install: $(STAMP)
 migrate: install
 	$(PY) manage.py migrate --noinput
 
-# The demo tournament comes later; for now the demo is the bundled Rokugan map.
+# Loads the map and "Demo: Winter Court" once; later runs only print the join links again.
 demo: migrate
-	$(PY) manage.py loadmap
+	$(PY) manage.py loaddemo --base-url http://$(HOST):$(PORT)
 
+# Daphne and, in the embedded setup (SL5R_CLOCK=inprocess), the turn clock in one process.
 run: demo
-	$(BIN)/daphne -b 127.0.0.1 -p $(PORT) sl5r.asgi:application
+	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 lint: install
 	$(BIN)/ruff check .
@@ -49,6 +55,23 @@ lint: install
 test: lint
 	$(PY) manage.py makemigrations --check --dry-run
 	$(BIN)/pytest
+	@$(MAKE) --no-print-directory test-postgres
+
+# The database tests again with PostgreSQL as Django's database (the pass above uses SQLite):
+# row locks, the racing clocks, a real Celery worker and beat. pytest-django never prompts;
+# --create-db drops a test database left over from an interrupted run. Without PostgreSQL
+# the pass is skipped, unless CI is set: then it fails.
+test-postgres: install
+	@$(PY) -c 'import sys; from tests.service_checks import in_ci, postgres_problem; \
+		problem = postgres_problem(sys.argv[1]); \
+		problem and print(f"test-postgres: PostgreSQL is not available: {problem}", file=sys.stderr); \
+		sys.exit(1 if problem and in_ci() else 3 if problem else 0)' '$(SL5R_TEST_POSTGRES_URL)'; \
+	status=$$?; \
+	if [ $$status -eq 3 ]; then echo "test-postgres: skipped (CI is not set)"; exit 0; fi; \
+	if [ $$status -ne 0 ]; then exit $$status; fi; \
+	echo "DATABASE_URL=$(SL5R_TEST_POSTGRES_URL) pytest tests/referees tests/strategic_map"; \
+	DATABASE_URL='$(SL5R_TEST_POSTGRES_URL)' $(BIN)/pytest tests/referees tests/strategic_map \
+		-q --create-db
 
 fmt: install
 	$(BIN)/ruff format .

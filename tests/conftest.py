@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import pytest
 
 from tests.service_checks import (
@@ -9,6 +14,9 @@ from tests.service_checks import (
     redis_problem,
     require_service,
 )
+
+if TYPE_CHECKING:
+    from referees.models import Tournament
 
 
 @pytest.fixture(scope="session")
@@ -23,3 +31,140 @@ def postgres_url() -> str:
     """URL of a PostgreSQL database that answers; skipped without one, a failure in CI."""
     require_service("PostgreSQL", postgres_problem(POSTGRES_URL))
     return POSTGRES_URL
+
+
+@pytest.fixture
+def make_running_tournament(django_user_model: Any) -> Callable[..., Tournament]:
+    """Build a tournament through the services, up to turn 1 open; call it inside a DB test.
+
+    ``now`` is when everything happened (turn 1's deadline is ``now + turn_seconds``), so a
+    ``now`` in the past gives a tournament whose deadline passed while nothing was running.
+    Every clan has ``player_count / 8`` Generals, starting in castle home provinces first.
+    """
+    from django.utils import timezone
+
+    from referees.services import (
+        Actor,
+        player_register,
+        start_positions_declare,
+        tournament_advance,
+        tournament_create,
+        tournament_start,
+    )
+    from sl5r.rules.clans import CLANS
+    from sl5r.rules.mapgraph import rokugan_map
+    from strategic_map.services import map_import
+
+    made = 0
+
+    def make(
+        *,
+        now: datetime | None = None,
+        turn_seconds: int = 60,
+        player_count: int = 8,
+        turns_total: int | None = None,
+        name: str = "",
+    ) -> Tournament:
+        nonlocal made
+        made += 1
+        now = now or timezone.now()
+        graph = rokugan_map()
+        game_map = map_import(slug="rokugan", data=graph.to_dict())
+        judge, _ = django_user_model.objects.get_or_create(username="fixture-judge")
+        actor = Actor.of_user(judge)
+        tournament = tournament_create(
+            name=name or f"Fixture tournament {made}",
+            judge=judge,
+            game_map=game_map,
+            player_count=player_count,
+            now=now,
+            turn_seconds=turn_seconds,
+            turns_total=turns_total,
+        )
+        per_clan = player_count // len(CLANS)
+        for clan in CLANS:
+            for number in range(1, per_clan + 1):
+                player_register(
+                    tournament=tournament,
+                    name=f"{clan.title()} General {number}",
+                    clan=clan,
+                    role="general",
+                    actor=actor,
+                    now=now,
+                )
+        tournament_start(tournament_id=tournament.pk, actor=actor, now=now)
+        for clan in CLANS:
+            homes = sorted(graph.home_provinces[clan], key=lambda p: (p not in graph.castles, p))
+            positions = {f"{clan}-{n}": homes[n - 1] for n in range(1, per_clan + 1)}
+            start_positions_declare(
+                tournament_id=tournament.pk, clan=clan, positions=positions, actor=actor, now=now
+            )
+        tournament_advance(tournament_id=tournament.pk, actor=actor, now=now)  # negotiation
+        return tournament_advance(tournament_id=tournament.pk, actor=actor, now=now)  # turn 1
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Test on a SQLite file in WAL mode, as the embedded setup runs, not in memory.
+
+    pytest-django's default in-memory SQLite shares one cache between threads, and there two
+    writers fail at once with "database table is locked" instead of queueing on the busy
+    timeout as they do in a file. Tests in which threads write (the clock, racing callers,
+    consumers) need the real behaviour. PostgreSQL is left as it is.
+    """
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        folder = tmp_path_factory.mktemp("sqlite")
+        database.setdefault("TEST", {})["NAME"] = str(folder / "test.sqlite3")
+
+
+@pytest.fixture
+def postgres_default_database(postgres_url: str, transactional_db: None) -> None:
+    """A committed-transaction test on PostgreSQL as Django's default database.
+
+    The first ``make test`` pass runs on SQLite, where this skips; the second pass sets
+    ``DATABASE_URL`` to the PostgreSQL server and runs these tests there.
+    """
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "the default database is not PostgreSQL; `make test` runs this in its "
+            "PostgreSQL pass (DATABASE_URL=postgres://…)"
+        )
+
+
+@pytest.fixture
+def subprocess_database_url(transactional_db: None) -> str:
+    """``DATABASE_URL`` for a subprocess (server, worker) to open this test's database.
+
+    The test commits its data (``transactional_db``) so that the subprocess sees it. Works
+    with the SQLite test file and with PostgreSQL; an in-memory database cannot be shared.
+    """
+    from urllib.parse import quote, urlencode, urlunsplit
+
+    from django.db import connection
+
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        name = str(db["NAME"])
+        if name.startswith("file:") or name == ":memory:":
+            pytest.skip("the SQLite test database is in memory: a subprocess cannot open it")
+        return f"sqlite:///{Path(name).resolve()}"  # four slashes: an absolute path
+    if connection.vendor != "postgresql":
+        pytest.skip(f"no database URL for a {connection.vendor} database")
+    user = quote(db["USER"] or "", safe="")
+    password = quote(db["PASSWORD"] or "", safe="")
+    credentials = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    port = f":{db['PORT']}" if db["PORT"] else ""
+    query = urlencode(db.get("OPTIONS") or {})
+    return urlunsplit(
+        ("postgres", f"{credentials}{db['HOST']}{port}", f"/{quote(db['NAME'])}", query, "")
+    )

@@ -1,0 +1,174 @@
+"""The turn clock: what calls ``services.clock_tick`` when a deadline passes.
+
+Two clocks exist, chosen by ``settings.SL5R_CLOCK``; both only call the services, which do
+each step exactly once however many clocks fire at the same moment:
+
+- ``"inprocess"`` (the embedded default): ``InProcessClock``, a daemon thread inside the web
+  server (``manage.py serve``) or on its own (``manage.py runclock``) that sweeps every
+  ``settings.SL5R_CLOCK_INTERVAL`` seconds.
+- ``"celery"``: ``schedule_deadline`` sends ``referees.tasks.tournament_tick`` with
+  ``eta=deadline`` when a deadline is set, and Celery beat runs
+  ``referees.tasks.clock_sweep_task`` every two seconds to catch any tick that was lost
+  (worker or Redis restarted).
+
+A deadline that passed while nothing was running (the server was down) is found by the
+first sweep; the turn is resolved then, and the next turn still gets its full length.
+
+This module imports ``referees.services`` only inside functions: the services call
+``schedule_deadline``, so a module-level import would be circular.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import close_old_connections, connections, transaction
+from django.utils import timezone
+
+if TYPE_CHECKING:
+    from referees.models import Tournament
+
+log = logging.getLogger(__name__)
+
+CELERY = "celery"
+INPROCESS = "inprocess"
+# Sending a task must never hold up the request that changed the deadline for long: if the
+# broker does not answer, the beat sweep still finds the deadline.
+SEND_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+
+
+def schedule_deadline(tournament: Tournament) -> None:
+    """Have Celery tick ``tournament`` at its deadline, once the current transaction commits.
+
+    Call it after every change of ``tournament.deadline``. It does nothing unless
+    ``settings.SL5R_CLOCK`` is ``"celery"``, or when the clock is stopped (no deadline, or
+    paused). A task left over from an earlier deadline is harmless: when it runs, nothing is
+    due and ``clock_tick`` does nothing.
+    """
+    if settings.SL5R_CLOCK != CELERY:
+        return
+    deadline = tournament.deadline
+    if deadline is None or tournament.paused_remaining is not None:
+        return
+    tournament_id = tournament.pk
+
+    def send() -> None:
+        from referees.tasks import tournament_tick
+
+        try:
+            tournament_tick.apply_async(
+                args=[tournament_id], eta=deadline, retry=True, retry_policy=SEND_RETRY_POLICY
+            )
+        except Exception:  # the deadline is stored; the beat sweep will find it
+            log.warning(
+                "could not schedule the clock tick of tournament %s at %s; "
+                "the beat sweep will resolve it",
+                tournament_id,
+                deadline.isoformat(),
+                exc_info=True,
+            )
+
+    transaction.on_commit(send)
+
+
+def clock_sweep_now() -> int:
+    """Sweep once with the current time: tick every tournament whose deadline has passed."""
+    from referees.services import clock_sweep
+
+    return clock_sweep(now=timezone.now())
+
+
+class InProcessClock:
+    """A daemon thread that sweeps for due tournaments every ``interval`` seconds.
+
+    A failed sweep is logged and the loop goes on; the next sweep tries again. Database
+    connections are closed around every sweep, as Django does around a request, so a
+    connection the server dropped is not reused and none is held open between sweeps.
+    """
+
+    def __init__(
+        self,
+        *,
+        interval: float | None = None,
+        sweep: Callable[[], int] = clock_sweep_now,
+        name: str = "sl5r-clock",
+    ) -> None:
+        self.interval = float(settings.SL5R_CLOCK_INTERVAL if interval is None else interval)
+        if self.interval <= 0:
+            raise ValueError("the clock's interval must be positive")
+        self.sweep = sweep
+        self.name = name
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.sweeps = 0
+        self.failures = 0
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> InProcessClock:
+        """Start the thread; returns the clock, so ``clock = InProcessClock().start()``."""
+        if self.running:
+            raise RuntimeError("the clock is already running")
+        self._stop.clear()
+        self._thread = threading.Thread(target=self.run, name=self.name, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float | None = 30.0) -> bool:
+        """Ask the loop to stop and wait for it; True when the thread has ended.
+
+        A sweep in progress is finished first (its transaction is never cut short).
+        """
+        self._stop.set()
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout)
+        return not thread.is_alive()
+
+    def run(self) -> None:
+        """The loop itself, in the calling thread, until ``stop()``."""
+        log.info("turn clock started: sweeping every %s s", self.interval)
+        try:
+            while not self._stop.is_set():
+                self.sweep_once()
+                self._stop.wait(self.interval)
+        finally:
+            # This thread's connections end with it.
+            connections.close_all()
+            log.info("turn clock stopped")
+
+    def sweep_once(self) -> int:
+        """One sweep; returns the number of steps taken (0 after a logged failure)."""
+        close_old_connections_quietly()
+        try:
+            done = self.sweep()
+        except Exception:
+            self.failures += 1
+            log.exception("the turn clock's sweep failed; trying again in %s s", self.interval)
+            return 0
+        finally:
+            self.sweeps += 1
+            close_old_connections_quietly()
+        if done:
+            log.info("turn clock: %d step(s) taken at %s", done, _stamp(timezone.now()))
+        return done
+
+
+def close_old_connections_quietly() -> None:
+    """``close_old_connections()``, never raising: a broken connection is dropped anyway."""
+    try:
+        close_old_connections()
+    except Exception:
+        log.warning("could not close a database connection", exc_info=True)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds")

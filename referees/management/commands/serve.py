@@ -1,0 +1,79 @@
+"""``manage.py serve [--host 127.0.0.1] [--port 8000] [--no-clock]``: the site in one process.
+
+Daphne serves HTTP and websockets (the ASGI application in ``settings.ASGI_APPLICATION``),
+as ``daphne`` on the command line or Daphne's ``runserver`` do, without the autoreloader.
+With ``SL5R_CLOCK=inprocess`` (the embedded default) the turn clock runs beside it, in a
+daemon thread of the same process; with ``SL5R_CLOCK=celery`` Celery beat and a worker
+resolve the turns instead. SIGINT or SIGTERM stops both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.module_loading import import_string
+
+from referees.clock import INPROCESS, InProcessClock
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve the site with Daphne (HTTP and websockets) and, with SL5R_CLOCK=inprocess, "
+        "run the turn clock in the same process."
+    )
+    requires_migrations_checks = True
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+        parser.add_argument("--port", type=int, default=8000, help="port to listen on")
+        parser.add_argument(
+            "--no-clock",
+            action="store_true",
+            help="do not run the in-process clock (run `manage.py runclock` elsewhere)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        # daphne.server installs Twisted's asyncio reactor when imported; the daphne app
+        # (first in INSTALLED_APPS) has already imported it, before anything else could.
+        from daphne.endpoints import build_endpoint_description_strings
+        from daphne.server import Server
+
+        host: str = options["host"]
+        port: int = options["port"]
+        if not 0 < port < 65536:
+            raise CommandError(f"--port: {port} is not a port number")
+        application = import_string(settings.ASGI_APPLICATION)
+        url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+        clock: InProcessClock | None = None
+        if settings.SL5R_CLOCK == INPROCESS and not options["no_clock"]:
+            clock = InProcessClock()
+            clock_note = f"the turn clock sweeps every {clock.interval:g} s"
+        elif settings.SL5R_CLOCK == INPROCESS:
+            clock_note = "no turn clock here (--no-clock)"
+        else:
+            clock_note = "turns are resolved by Celery (SL5R_CLOCK=celery)"
+
+        def ready() -> None:
+            if clock is not None:
+                clock.start()
+            self.stdout.write(f"Serving SL5R Referee at {url} ({clock_note}).")
+            self.stdout.write("Quit with CONTROL-C.")
+
+        server = Server(
+            application=application,
+            endpoints=build_endpoint_description_strings(host=host, port=port),
+            signal_handlers=True,
+            root_path=getattr(settings, "FORCE_SCRIPT_NAME", None) or "",
+            ready_callable=ready,
+            verbosity=options["verbosity"],
+        )
+        try:
+            server.run()
+        finally:
+            if clock is not None and not clock.stop():
+                self.stderr.write("The turn clock did not stop in time.")
+        if server.abort_start:
+            raise CommandError(f"could not listen on {host}:{port}")

@@ -1,0 +1,51 @@
+"""Celery tasks: thin interfaces that take ids and call the clock services.
+
+Both tasks may run any number of times, late, twice, or at the same moment in several
+workers: ``clock_tick`` decides under the tournament's row lock whether anything is due,
+and a turn is resolved through the OPEN → RESOLVING conditional update, so each step
+happens once. That is why a task is never retried here: the next beat sweep (every two
+seconds) is the retry.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.utils import timezone
+
+from referees.services import TournamentError, clock_sweep, clock_tick
+
+log = logging.getLogger(__name__)
+
+TICK_TASK = "referees.tournament_tick"
+SWEEP_TASK = "referees.clock_sweep"
+
+
+@shared_task(name=TICK_TASK, ignore_result=True)
+def tournament_tick(tournament_id: int) -> bool:
+    """Do what is due for one tournament now; sent with ``eta`` = its deadline.
+
+    True when a step was taken. A tournament that has gone (deleted) is logged and skipped.
+    """
+    try:
+        return clock_tick(tournament_id=tournament_id, now=timezone.now())
+    except TournamentError as error:
+        log.info("clock tick of tournament %s skipped: %s", tournament_id, error.message)
+        return False
+
+
+@shared_task(name=SWEEP_TASK, ignore_result=True)
+def clock_sweep_task() -> int:
+    """Tick every tournament whose deadline has passed; Celery beat runs it every 2 s.
+
+    It catches every deadline whose own tick was lost (a worker or Redis restarted, a
+    deadline set while the broker was down). Returns the number of steps taken.
+    """
+    try:
+        return clock_sweep(now=timezone.now())
+    except TournamentError as error:
+        # A tournament deleted between the list of due ones and its tick; the next sweep
+        # goes on with the others.
+        log.info("clock sweep stopped early: %s", error.message)
+        return 0
