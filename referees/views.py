@@ -27,6 +27,7 @@ from referees.access import (
     user_judges,
 )
 from referees.models import Player
+from referees.player_pages import player_page_url
 from referees.ratelimit import RateLimited, client_ip, rate_check, rate_hit
 from referees.services import TournamentError, player_from_token
 from strategic_map.clans import clan_name
@@ -75,7 +76,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
 @never_cache
 @require_safe
 def me(request: HttpRequest) -> HttpResponse:
-    """The player this device joined as."""
+    """The player this device joined as: on to his page (General: orders; Daimyo, Karo: clan)."""
     player = player_from_session(request.session)
     if player is None:
         return _problem(
@@ -87,16 +88,7 @@ def me(request: HttpRequest) -> HttpResponse:
                 "the link has been revoked or replaced: ask a judge."
             ),
         )
-    return render(
-        request,
-        "referees/joined.html",
-        {
-            "player": player,
-            "tournament": player.tournament,
-            "clan_name": clan_name(player.clan),
-            "role_label": _role_label(player),
-        },
-    )
+    return redirect(player_page_url(player))
 
 
 def _qr_svg(url: str) -> str:

@@ -24,10 +24,13 @@ def test_join_link_logs_in_and_shows_who_you_are(client: Client, game16: Game) -
 
     response = client.get(f"/join/{game16.token(general)}", follow=True)
 
-    assert response.redirect_chain == [("/referees/me/", 302)]
+    assert response.redirect_chain == [
+        ("/referees/me/", 302),
+        (f"/referees/tournaments/{game16.id}/general/", 302),
+    ]
     assert response.status_code == 200
     page = response.content.decode()
-    assert "You are Crab general 1" in page
+    assert "Crab general 1" in page
     assert "General of the Crab" in page
     assert "crab-1" in page
 

@@ -1,0 +1,207 @@
+/**
+ * clan.js: the Daimyo's and the Karo's page (referees/templates/referees/clan.html).
+ *
+ * The war map with every army the state holds, the clan's Generals with where their armies
+ * are and (Daimyo only: the state carries his clan's orders) their orders this turn; a
+ * Scorpion Daimyo chooses where each head-on clash is fought
+ * (PUT /api/tournaments/{id}/armies/{code}/on-swap, R5.3).
+ */
+
+import { connectLive } from "./live.js";
+import {
+  clanSwatch,
+  clanStyles,
+  provinceDetails,
+  provinceInfo,
+  renderOverlay,
+  renderProvincePanel,
+} from "./map.js";
+import {
+  apiCall,
+  errorText,
+  fetchState,
+  fmt,
+  formatTime,
+  liveStatusText,
+  pageStrings,
+  panelStrings,
+  startClock,
+} from "./players.js";
+
+const root = document.getElementById("player-page");
+const S = pageStrings();
+const PANEL = panelStrings(S);
+const tournamentId = Number(root.dataset.tournament);
+
+const $ = (id) => document.getElementById(id);
+const svg = $("war-map");
+const ui = {
+  live: $("live-status"),
+  panel: $("province-panel"),
+  message: $("clan-message"),
+  showOrders: $("show-orders"),
+  scores: $("scores"),
+  scoresBody: $("scores-body"),
+};
+
+let state = null;
+let offsetMs = 0;
+let live = null;
+let panelProvince = null;
+
+const name = (id) => (provinceInfo(svg, id) || { name: id }).name;
+
+function orderText(order) {
+  if (!order) return "";
+  let text;
+  if (order.kind === "move") text = fmt(S["order-move"], { path: order.path.map(name).join(" → ") });
+  else if (order.kind === "reform") text = fmt(S["order-reform"], { province: name(order.reform) });
+  else text = S["order-hold"];
+  if (order.claim === false) text += ` (${S["order-no-claim"]})`;
+  return text;
+}
+
+function renderGenerals() {
+  const armies = new Map((state.armies || []).map((a) => [a.id, a]));
+  const orders = new Map((state.orders || []).map((o) => [o.army, o]));
+  for (const row of document.querySelectorAll("table.generals tr[data-army]")) {
+    const code = row.dataset.army;
+    const army = armies.get(code);
+    const where = row.querySelector(".js-where");
+    if (where) {
+      let text = S["general-no-army"];
+      if (army && army.province) {
+        text = name(army.province);
+        if (army.in_battle) text += ` · ${S["general-in-battle"]}`;
+      } else if (army && army.destroyed) {
+        text = S["general-destroyed"];
+      }
+      where.textContent = text;
+    }
+    const order = orders.get(code);
+    const cell = row.querySelector(".js-order");
+    if (cell) {
+      cell.replaceChildren();
+      if (order) {
+        cell.append(orderText(order));
+        const when = document.createElement("div");
+        when.className = "note";
+        when.textContent = fmt(S["order-given"], { time: formatTime(order.given_at, state) });
+        cell.append(when);
+      } else {
+        cell.textContent = "—";
+      }
+    }
+    const select = row.querySelector(".js-swap select");
+    if (select && document.activeElement !== select) {
+      const movable = Boolean(order && order.kind === "move");
+      select.disabled = !movable || state.tournament.clock.phase !== "running";
+      select.value = movable && order.on_swap === "stay" ? "stay" : "advance";
+      select.title = movable ? "" : S["swap-none"];
+    }
+  }
+}
+
+function renderScores() {
+  if (!state.scores) {
+    ui.scores.hidden = true;
+    return;
+  }
+  const styles = clanStyles(svg);
+  const rows = Object.entries(state.scores).sort(([, a], [, b]) => b.total - a.total);
+  ui.scoresBody.replaceChildren(
+    ...rows.map(([clan, score]) => {
+      const tr = document.createElement("tr");
+      const th = document.createElement("th");
+      th.scope = "row";
+      th.append(clanSwatch(svg, clan), (styles[clan] && styles[clan].name) || clan);
+      tr.append(th);
+      for (const value of [score.home_provinces, score.other_provinces, score.castles, score.total]) {
+        const td = document.createElement("td");
+        td.className = "num";
+        td.textContent = String(value);
+        tr.append(td);
+      }
+      return tr;
+    }),
+  );
+  ui.scores.hidden = false;
+}
+
+function showPanel(id) {
+  panelProvince = id;
+  renderProvincePanel(ui.panel, provinceDetails(svg, state, id), PANEL, svg);
+}
+
+function render() {
+  if (!state) return;
+  renderOverlay(svg, state, {
+    onProvinceClick: showPanel,
+    highlight: [],
+    selected: panelProvince && !ui.panel.hidden ? panelProvince : null,
+    showOrders: !ui.showOrders || ui.showOrders.checked,
+    strings: PANEL,
+  });
+  if (panelProvince && !ui.panel.hidden) showPanel(panelProvince);
+  renderGenerals();
+  renderScores();
+}
+
+async function refresh() {
+  if (live && typeof live.refresh === "function") {
+    await live.refresh();
+    return;
+  }
+  try {
+    onState(await fetchState(tournamentId), { serverOffsetMs: offsetMs });
+  } catch (_error) {
+    // The live connection brings the next state anyway.
+  }
+}
+
+for (const select of document.querySelectorAll(".js-swap select")) {
+  select.addEventListener("change", async () => {
+    select.disabled = true;
+    try {
+      await apiCall(
+        "PUT",
+        `/tournaments/${tournamentId}/armies/${encodeURIComponent(select.dataset.army)}/on-swap`,
+        { on_swap: select.value },
+      );
+      ui.message.className = "message is-ok";
+      ui.message.textContent = S["swap-saved"];
+    } catch (error) {
+      ui.message.className = "message is-error";
+      ui.message.textContent = errorText(S, error);
+    }
+    select.blur();
+    await refresh();
+  });
+}
+if (ui.showOrders) ui.showOrders.addEventListener("change", render);
+ui.panel.addEventListener("click", (event) => {
+  if (event.target.closest(".panel-close")) render();
+});
+for (const item of document.querySelectorAll(".legend li[data-clan]")) {
+  item.prepend(clanSwatch(svg, item.dataset.clan));
+}
+
+function onState(next, meta = {}) {
+  state = next;
+  if (meta && Number.isFinite(meta.serverOffsetMs)) offsetMs = meta.serverOffsetMs;
+  render();
+}
+
+function onStatus(status) {
+  const { text, ok } = liveStatusText(S, status);
+  ui.live.textContent = text;
+  ui.live.classList.toggle("is-offline", !ok);
+}
+
+startClock(
+  { box: $("clock"), turn: $("clock-turn"), time: $("clock-time"), note: $("clock-note") },
+  S,
+  () => [state, offsetMs],
+  { urgent: false },
+);
+live = connectLive({ tournamentId, onState, onStatus });

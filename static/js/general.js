@@ -1,0 +1,418 @@
+/**
+ * general.js: a General's page (referees/templates/referees/general.html), phone first.
+ *
+ * Everything shown comes from the state (GET /api/tournaments/{id}/state through live.js),
+ * which holds only what this General may see (R1.1). Orders go to
+ * PUT/DELETE /api/tournaments/{id}/orders/mine with the session's CSRF token.
+ */
+
+import { connectLive } from "./live.js";
+import {
+  blockedProvinces,
+  clanSwatch,
+  focusOn,
+  provinceDetails,
+  provinceInfo,
+  renderOverlay,
+  renderProvincePanel,
+  showWholeMap,
+} from "./map.js";
+import {
+  apiCall,
+  errorText,
+  fetchState,
+  fmt,
+  formatTime,
+  liveStatusText,
+  pageStrings,
+  panelStrings,
+  startClock,
+} from "./players.js";
+
+const root = document.getElementById("player-page");
+const S = pageStrings();
+const PANEL = panelStrings(S);
+const tournamentId = Number(root.dataset.tournament);
+const armyId = root.dataset.army;
+const myClan = root.dataset.clan;
+const isUnicorn = root.dataset.unicorn === "true";
+const decidesSwap = root.dataset.decidesSwap === "true";
+
+const $ = (id) => document.getElementById(id);
+const svg = $("war-map");
+const ui = {
+  live: $("live-status"),
+  armyLine: $("army-line"),
+  stored: $("stored-order"),
+  message: $("order-message"),
+  note: $("order-note"),
+  form: $("order-form"),
+  moveChoices: $("move-choices"),
+  destinations: $("destinations"),
+  secondStep: $("second-step"),
+  secondDestinations: $("second-destinations"),
+  hold: $("hold-button"),
+  reformChoices: $("reform-choices"),
+  reformDestinations: $("reform-destinations"),
+  noClaim: $("no-claim"),
+  swap: $("swap-choice"),
+  summary: $("choice-summary"),
+  send: $("send-button"),
+  withdraw: $("withdraw-button"),
+  zoom: $("zoom-button"),
+  panel: $("province-panel"),
+};
+
+let state = null;
+let offsetMs = 0;
+let choice = null; // {kind: "move", path: [..]} | {kind: "hold"} | {kind: "reform", reform}
+let choiceKey = ""; // the turn and province the choice was made for
+let zoomedIn = true;
+let focusedFor = null;
+let busy = false;
+let live = null;
+let panelProvince = null;
+
+const name = (id) => (provinceInfo(svg, id) || { name: id }).name;
+
+function myArmy() {
+  return (state && (state.armies || []).find((a) => a.id === armyId)) || null;
+}
+
+function myOrder() {
+  return (state && (state.orders || []).find((o) => o.army === armyId)) || null;
+}
+
+function running() {
+  return Boolean(state && state.tournament.clock.phase === "running");
+}
+
+function abilitiesOn() {
+  return Boolean(state && state.tournament.clan_abilities);
+}
+
+function orderText(order) {
+  if (!order) return "";
+  let text;
+  if (order.kind === "move") text = fmt(S["order-move"], { path: order.path.map(name).join(" → ") });
+  else if (order.kind === "reform") text = fmt(S["order-reform"], { province: name(order.reform) });
+  else text = S["order-hold"];
+  const extra = [];
+  if (order.claim === false) extra.push(S["order-no-claim"]);
+  if (decidesSwap && order.kind === "move") {
+    extra.push(order.on_swap === "stay" ? S["order-stay"] : S["order-advance"]);
+  }
+  return extra.length ? `${text} (${extra.join("; ")})` : text;
+}
+
+// --- Where the army may go -----------------------------------------------------------------
+
+function firstSteps(army) {
+  if (!army || !army.province) return [];
+  const blocked = blockedProvinces(svg, state);
+  const info = provinceInfo(svg, army.province);
+  return (info ? info.neighbours : []).filter((id) => !blocked.has(id));
+}
+
+function secondSteps(army, first) {
+  if (!isUnicorn || !abilitiesOn() || !army || !first) return [];
+  const blocked = blockedProvinces(svg, state);
+  const info = provinceInfo(svg, first);
+  return (info ? info.neighbours : []).filter((id) => id !== army.province && !blocked.has(id));
+}
+
+function reformTargets() {
+  // R9: a castle home province of the clan that the clan controls; the server decides.
+  const blocked = blockedProvinces(svg, state);
+  const control = state.control || {};
+  const homes = Array.from(svg.querySelectorAll("path.province[data-province]"))
+    .filter((p) => p.dataset.homeClan === myClan && p.dataset.castle)
+    .map((p) => p.dataset.province)
+    .filter((id) => !blocked.has(id));
+  const known = homes.filter((id) => id in control);
+  return known.length ? known.filter((id) => control[id] === myClan) : homes;
+}
+
+function byName(ids) {
+  return [...ids].sort((a, b) => name(a).localeCompare(name(b)));
+}
+
+function button(label, pressed, onClick) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = "big-button";
+  b.textContent = label;
+  b.setAttribute("aria-pressed", pressed ? "true" : "false");
+  b.disabled = busy;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function choose(next) {
+  choice = next;
+  ui.message.textContent = "";
+  ui.message.className = "message";
+  render();
+}
+
+function pickProvince(id) {
+  const army = myArmy();
+  if (!army || !running() || army.in_battle) return false;
+  if (army.destroyed) {
+    if (reformTargets().includes(id)) {
+      choose({ kind: "reform", reform: id });
+      return true;
+    }
+    return false;
+  }
+  const first = choice && choice.kind === "move" ? choice.path[0] : null;
+  if (first && choice.path.length === 1 && secondSteps(army, first).includes(id)) {
+    choose({ kind: "move", path: [first, id] });
+    return true;
+  }
+  if (firstSteps(army).includes(id)) {
+    choose({ kind: "move", path: [id] });
+    return true;
+  }
+  return false;
+}
+
+// --- Rendering -----------------------------------------------------------------------------------
+
+function renderArmy(army) {
+  if (!army) {
+    ui.armyLine.textContent = S["army-unknown"];
+    return;
+  }
+  if (!army.province) {
+    ui.armyLine.textContent = army.destroyed ? S["army-destroyed"] : S["army-not-placed"];
+    return;
+  }
+  ui.armyLine.replaceChildren();
+  const text = fmt(S["army-at"], { army: army.id, province: "\u0000" }).split("\u0000");
+  const strong = document.createElement("strong");
+  strong.textContent = name(army.province);
+  ui.armyLine.append(text[0], strong, text[1] || "");
+  const meeting = (state.meetings || []).some((m) => m.province === army.province);
+  const extra = army.in_battle ? S["army-in-battle"] : meeting ? S["army-meeting"] : "";
+  if (extra) {
+    const p = document.createElement("span");
+    p.textContent = ` ${extra}`;
+    ui.armyLine.append(p);
+  }
+}
+
+function renderOrderForm(army) {
+  const order = myOrder();
+  ui.stored.replaceChildren();
+  if (order) {
+    ui.stored.append(orderText(order));
+    const when = document.createElement("span");
+    when.className = "when";
+    const given = fmt(S["order-given"], { time: formatTime(order.given_at, state) });
+    when.textContent = ` · ${given}${order.by_judge ? ` · ${S["order-by-judge"]}` : ""}`;
+    ui.stored.append(when);
+  } else if (running() && army && army.province && !army.in_battle) {
+    ui.stored.textContent = S["order-none"];
+  }
+  ui.withdraw.hidden = !order || !running();
+
+  let note = "";
+  let open = running() && Boolean(army);
+  if (!running()) note = S["not-running"];
+  else if (!army) note = S["army-unknown"];
+  else if (army.in_battle) {
+    note = S["army-in-battle"];
+    open = false;
+  } else if (!army.province && !army.destroyed) {
+    note = S["army-not-placed"];
+    open = false;
+  }
+  ui.note.textContent = note;
+  ui.form.hidden = !open;
+  if (!open) return;
+
+  const destroyed = Boolean(army.destroyed);
+  ui.moveChoices.hidden = destroyed;
+  ui.reformChoices.hidden = !destroyed;
+  if (ui.swap) ui.swap.hidden = destroyed;
+
+  if (destroyed) {
+    ui.reformDestinations.replaceChildren(
+      ...byName(reformTargets()).map((id) =>
+        button(name(id), choice && choice.kind === "reform" && choice.reform === id, () =>
+          choose({ kind: "reform", reform: id }),
+        ),
+      ),
+    );
+  } else {
+    const path = choice && choice.kind === "move" ? choice.path : [];
+    ui.destinations.replaceChildren(
+      ...byName(firstSteps(army)).map((id) =>
+        button(name(id), path[0] === id, () => choose({ kind: "move", path: [id] })),
+      ),
+    );
+    const seconds = path.length ? secondSteps(army, path[0]) : [];
+    ui.secondStep.hidden = !seconds.length;
+    ui.secondDestinations.replaceChildren(
+      ...byName(seconds).map((id) =>
+        button(name(id), path[1] === id, () =>
+          choose({ kind: "move", path: path[1] === id ? [path[0]] : [path[0], id] }),
+        ),
+      ),
+    );
+    ui.hold.setAttribute("aria-pressed", choice && choice.kind === "hold" ? "true" : "false");
+    ui.hold.disabled = busy;
+  }
+
+  ui.summary.textContent = choice
+    ? fmt(S.chosen, { order: orderText({ ...choice, claim: !ui.noClaim.checked, on_swap: swapValue() }) })
+    : S.choose;
+  ui.send.disabled = busy || !choice;
+  ui.withdraw.disabled = busy;
+}
+
+function swapValue() {
+  const checked = ui.swap && ui.swap.querySelector("input[name=on_swap]:checked");
+  return checked ? checked.value : "advance";
+}
+
+function highlights(army) {
+  if (!army || !running() || army.in_battle) return { highlight: [], selected: null };
+  if (army.destroyed) {
+    return {
+      highlight: reformTargets(),
+      selected: choice && choice.kind === "reform" ? choice.reform : null,
+    };
+  }
+  const path = choice && choice.kind === "move" ? choice.path : [];
+  const ids = firstSteps(army);
+  if (path.length) ids.push(...secondSteps(army, path[0]));
+  if (!choice) {
+    // Nothing chosen: show where the stored order sends the army.
+    const order = myOrder();
+    const target = order && order.kind === "move" ? order.path[order.path.length - 1] : null;
+    return { highlight: ids, selected: target };
+  }
+  return { highlight: ids, selected: path.length ? path[path.length - 1] : null };
+}
+
+function showPanel(id) {
+  panelProvince = id;
+  renderProvincePanel(ui.panel, provinceDetails(svg, state, id), PANEL, svg, armyId);
+}
+
+function renderMap(army) {
+  const { highlight, selected } = highlights(army);
+  renderOverlay(svg, state, {
+    onProvinceClick: (id) => {
+      pickProvince(id);
+      showPanel(id);
+    },
+    highlight,
+    selected,
+    strings: PANEL,
+  });
+  const home = army && army.province;
+  ui.zoom.hidden = !home;
+  if (home && focusedFor !== home) {
+    focusedFor = home;
+    zoomedIn = true;
+  }
+  if (home && zoomedIn) {
+    focusOn(svg, [home, ...(provinceInfo(svg, home) || { neighbours: [] }).neighbours]);
+    ui.zoom.textContent = S["zoom-whole"];
+  } else {
+    showWholeMap(svg);
+    ui.zoom.textContent = S["zoom-near"];
+  }
+  if (panelProvince && !ui.panel.hidden) showPanel(panelProvince);
+}
+
+function render() {
+  if (!state) return;
+  const army = myArmy();
+  const key = `${state.tournament.turn}|${army ? army.province : ""}|${army ? army.destroyed : ""}`;
+  if (key !== choiceKey) {
+    choiceKey = key;
+    choice = null;
+  }
+  renderArmy(army);
+  renderOrderForm(army);
+  renderMap(army);
+}
+
+// --- Sending ---------------------------------------------------------------------------------------
+
+async function send(method, body, okText) {
+  busy = true;
+  render();
+  try {
+    await apiCall(method, `/tournaments/${tournamentId}/orders/mine`, body);
+    ui.message.className = "message is-ok";
+    ui.message.textContent = okText;
+    choice = null;
+    await refresh();
+  } catch (error) {
+    ui.message.className = "message is-error";
+    ui.message.textContent = errorText(S, error);
+  } finally {
+    busy = false;
+    render();
+  }
+}
+
+async function refresh() {
+  if (live && typeof live.refresh === "function") {
+    await live.refresh();
+    return;
+  }
+  try {
+    onState(await fetchState(tournamentId), { serverOffsetMs: offsetMs });
+  } catch (_error) {
+    // The live connection brings the next state anyway.
+  }
+}
+
+ui.send.addEventListener("click", () => {
+  if (!choice) return;
+  const body = { kind: choice.kind, claim: !ui.noClaim.checked };
+  if (choice.kind === "move") {
+    body.path = choice.path;
+    body.on_swap = swapValue();
+  } else if (choice.kind === "reform") {
+    body.reform = choice.reform;
+  }
+  send("PUT", body, S.sent);
+});
+ui.withdraw.addEventListener("click", () => send("DELETE", undefined, S.withdrawn));
+ui.hold.addEventListener("click", () => choose({ kind: "hold" }));
+ui.noClaim.addEventListener("change", () => render());
+if (ui.swap) ui.swap.addEventListener("change", () => render());
+ui.zoom.addEventListener("click", () => {
+  zoomedIn = !zoomedIn;
+  render();
+});
+for (const item of document.querySelectorAll(".legend li[data-clan]")) {
+  item.prepend(clanSwatch(svg, item.dataset.clan));
+}
+
+function onState(next, meta = {}) {
+  state = next;
+  if (meta && Number.isFinite(meta.serverOffsetMs)) offsetMs = meta.serverOffsetMs;
+  render();
+}
+
+function onStatus(status) {
+  const { text, ok } = liveStatusText(S, status);
+  ui.live.textContent = text;
+  ui.live.classList.toggle("is-offline", !ok);
+}
+
+startClock(
+  { box: $("clock"), turn: $("clock-turn"), time: $("clock-time"), note: $("clock-note") },
+  S,
+  () => [state, offsetMs],
+  { urgent: true },
+);
+live = connectLive({ tournamentId, onState, onStatus });

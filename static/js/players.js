@@ -1,0 +1,190 @@
+/**
+ * players.js: what the General's page (general.js) and the clan page (clan.js) share.
+ *
+ *   pageStrings()                 the texts the template translated (#page-strings data-*)
+ *   fmt(text, {name: value})      fills {name} placeholders
+ *   panelStrings(S)               the province panel's texts for map.js
+ *   apiCall(method, path, body)   a JSON call to /api with the session's CSRF token;
+ *                                 throws ApiError(status, code, detail) on a 4xx/5xx
+ *   errorText(S, error)           an ApiError or a network failure in plain words
+ *   startClock(elements, S, getState, {urgent})  the countdown from the server's clock
+ *   liveStatusText(S, status)     connectLive's status in plain words
+ *   formatTime(iso, state)        a time of day in the tournament's time zone
+ */
+
+import { remainingSeconds } from "./live.js";
+
+export function pageStrings(id = "page-strings") {
+  const node = document.getElementById(id);
+  const strings = {};
+  if (!node) return strings;
+  for (const attr of node.attributes) {
+    if (attr.name.startsWith("data-")) strings[attr.name.slice(5)] = attr.value;
+  }
+  return strings;
+}
+
+export function fmt(text, values = {}) {
+  return String(text || "").replace(/\{(\w+)\}/g, (all, key) =>
+    key in values ? String(values[key]) : all,
+  );
+}
+
+export function panelStrings(S) {
+  const out = {};
+  for (const [key, value] of Object.entries(S)) {
+    if (!key.startsWith("panel-")) continue;
+    const camel = key.slice(6).replace(/-(\w)/g, (_, c) => c.toUpperCase());
+    out[camel] = value;
+  }
+  return out;
+}
+
+export class ApiError extends Error {
+  constructor(status, code, detail) {
+    super(detail || `HTTP ${status}`);
+    this.status = status;
+    this.code = code || "";
+    this.detail = detail || "";
+  }
+}
+
+function cookie(name) {
+  for (const part of document.cookie.split(";")) {
+    const [key, ...rest] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(rest.join("="));
+  }
+  return "";
+}
+
+async function csrfToken() {
+  let token = cookie("csrftoken");
+  if (!token) {
+    await fetch("/api/csrf", { credentials: "same-origin" });
+    token = cookie("csrftoken");
+  }
+  return token;
+}
+
+export async function apiCall(method, path, body = undefined) {
+  const headers = { Accept: "application/json" };
+  if (method !== "GET") {
+    headers["X-CSRFToken"] = await csrfToken();
+  }
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(`/api${path}`, {
+    method,
+    credentials: "same-origin",
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch (_error) {
+    data = null;
+  }
+  if (!response.ok) {
+    const detail = data && typeof data.detail === "string" ? data.detail : "";
+    throw new ApiError(response.status, data && data.code, detail);
+  }
+  return data;
+}
+
+export function reasonText(S, code, detail) {
+  const key = `reason-${String(code || "").replace(/_/g, "-")}`;
+  return S[key] || detail || code || "";
+}
+
+export function errorText(S, error) {
+  if (!(error instanceof ApiError)) return S["error-network"];
+  const { status, code, detail } = error;
+  if (status === 409 && code === "late") return S["error-late"];
+  if (status === 409 && (code === "not_running" || code === "phase")) return S["error-not-running"];
+  if (status === 422 || status === 400 || status === 409) {
+    return fmt(S["error-refused"], { reason: reasonText(S, code, detail) });
+  }
+  if (status === 401) return S["error-signed-out"];
+  if (status === 403 && code === "csrf") return S["error-csrf"];
+  if (status === 403) return fmt(S["error-forbidden"], { reason: reasonText(S, code, detail) });
+  if (status === 429) return S["error-rate"];
+  return fmt(S["error-other"], { status, reason: reasonText(S, code, detail) });
+}
+
+export function liveStatusText(S, status) {
+  // connectLive reports "live", "reconnecting" or "offline".
+  const value = String(status || "").toLowerCase();
+  if (value === "live") return { text: S["live-live"], ok: true };
+  if (value === "connecting") return { text: S["live-connecting"], ok: true };
+  return { text: S["live-offline"], ok: false };
+}
+
+export function formatClock(seconds) {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "--:--";
+  const total = Math.max(0, Math.ceil(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const two = (n) => String(n).padStart(2, "0");
+  return h ? `${h}:${two(m)}:${two(s)}` : `${two(m)}:${two(s)}`;
+}
+
+export function phaseText(S, state) {
+  const t = state.tournament || {};
+  const phase = (t.clock && t.clock.phase) || "";
+  if (phase === "running") {
+    return t.turns_total
+      ? fmt(S["phase-running-of"], { turn: t.turn, total: t.turns_total })
+      : fmt(S["phase-running"], { turn: t.turn });
+  }
+  return S[`phase-${phase}`] || phase;
+}
+
+/**
+ * Count down from the server's clock. ``elements``: {box, turn, time, note}; ``getState``
+ * returns [state, offsetMs]. With ``urgent`` the box turns red under 60 s of a running turn.
+ */
+export function startClock(elements, S, getState, { urgent = true } = {}) {
+  const tick = () => {
+    const [state, offsetMs] = getState();
+    if (!state) return;
+    const clock = (state.tournament && state.tournament.clock) || {};
+    const seconds = remainingSeconds(state, offsetMs);
+    elements.turn.textContent = phaseText(S, state);
+    elements.time.textContent = formatClock(seconds);
+    const running = clock.phase === "running";
+    const paused = Boolean(clock.paused);
+    const hasTime = seconds !== null && seconds !== undefined && Number.isFinite(seconds);
+    const isUrgent = urgent && running && !paused && hasTime && seconds > 0 && seconds < 60;
+    elements.box.classList.toggle("is-urgent", isUrgent);
+    elements.box.classList.toggle("is-paused", paused);
+    let note = "";
+    if (paused) note = S["clock-paused"];
+    else if (!hasTime && clock.phase !== "finished") note = S["clock-none"];
+    else if (isUrgent) note = S["clock-urgent"];
+    else if (running && hasTime && seconds <= 0) note = S["clock-up"];
+    if (elements.note.textContent !== note) elements.note.textContent = note;
+  };
+  tick();
+  return window.setInterval(tick, 250);
+}
+
+export function formatTime(iso, state) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  const zone = state && state.tournament ? state.tournament.time_zone : undefined;
+  const options = { hour: "2-digit", minute: "2-digit", second: "2-digit" };
+  try {
+    return date.toLocaleTimeString(document.documentElement.lang || undefined, {
+      ...options,
+      timeZone: zone || undefined,
+    });
+  } catch (_error) {
+    return date.toLocaleTimeString(undefined, options);
+  }
+}
+
+/** The state once more over HTTP (after an order, in case the live update is slow). */
+export async function fetchState(tournamentId) {
+  return apiCall("GET", `/tournaments/${tournamentId}/state`);
+}
