@@ -35,6 +35,8 @@ from referees.auth import ANYONE, SIGNED_IN, Caller, caller_of
 from referees.models import Player, Tournament
 from referees.ratelimit import client_ip, rate_check, rate_hit, rate_limit
 from referees.schemas import (
+    AnnouncementIn,
+    AnnouncementOut,
     ArmyCorrectionIn,
     ClanId,
     ControlCorrectionIn,
@@ -774,3 +776,33 @@ def case_file(request: HttpRequest, tournament_id: int, number: int) -> dict[str
     if case is None:
         raise TournamentError(ERROR_NO_CASE.format(number=number), code="not_found", status=404)
     return case
+
+
+# --- Announcements ---------------------------------------------------------------------------
+
+
+@router.post(
+    "/tournaments/{tournament_id}/announcements",
+    response={201: AnnouncementOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["announcements"],
+    summary="Post an announcement for everyone: the big screen and every page (judge)",
+)
+def announcement_post(
+    request: HttpRequest, tournament_id: int, payload: AnnouncementIn
+) -> Status[dict[str, Any]]:
+    """The latest announcements are in every viewer's state; an empty text is refused (422)."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    actor = _judge(request, tournament)
+    announcement = services.announcement_post(
+        tournament_id=tournament.pk, text=payload.text, actor=actor, now=timezone.now()
+    )
+    return Status(
+        201,
+        {
+            "id": announcement.pk,
+            "text": announcement.text,
+            "at": announcement.created_at,
+            "author": announcement.author,
+        },
+    )

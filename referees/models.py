@@ -148,3 +148,25 @@ class LogEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%H:%M:%S} {self.actor} {self.action}"
+
+
+class Announcement(models.Model):
+    """A judge's message to everyone: the big screen and every page show the latest ones."""
+
+    tournament = models.ForeignKey(
+        Tournament, on_delete=models.CASCADE, related_name="announcements"
+    )
+    text = models.TextField(_("text"))
+    created_at = models.DateTimeField(_("posted at"))
+    author = models.CharField(_("posted by"), max_length=200)
+
+    class Meta:
+        verbose_name = _("announcement")
+        verbose_name_plural = _("announcements")
+        ordering = ["tournament", "-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["tournament", "-created_at", "-id"], name="announcement_latest")
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:60]

@@ -229,3 +229,17 @@ class LogOut(Schema):
     entries: list[dict[str, Any]]
     after: int = Field(..., description="pass as ?after= to get the entries that follow")
     more: bool
+
+
+# --- Announcements ---------------------------------------------------------------------------
+
+
+class AnnouncementIn(Schema):
+    text: str = Field(..., max_length=MAX_REASON, description="the message for everyone")
+
+
+class AnnouncementOut(Schema):
+    id: int
+    text: str
+    at: datetime
+    author: str

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from referees.models import LogEntry, Player, Tournament
+from referees.models import Announcement, LogEntry, Player, Tournament
 from sl5r.rules.clans import CLANS
 from sl5r.rules.roles import (
     Role,
@@ -226,6 +226,9 @@ def tournament_state(*, tournament: Tournament, viewer: Viewer, now: datetime) -
         }
     if viewer.kind == "judge" and last is not None and last.result:
         state["last_draws"] = last.result.get("draws", [])
+    state["announcements"] = latest_announcements(tournament=tournament)
+    if sight.scores:
+        state["score_history"] = score_history(tournament=tournament)
     return state
 
 
@@ -284,4 +287,188 @@ def turn_case(*, tournament: Tournament, number: int) -> dict[str, Any] | None:
         **turn.case,
         "description": f"{tournament.name}: turn {number} as played",
         "expect": expect,
+    }
+
+
+# --- Announcements, the history of scores, past turns ----------------------------------------
+
+LATEST_ANNOUNCEMENTS = 5
+
+
+def latest_announcements(
+    *, tournament: Tournament, limit: int = LATEST_ANNOUNCEMENTS
+) -> list[dict[str, Any]]:
+    """The newest announcements first: what everyone may read (text and time)."""
+    rows = Announcement.objects.filter(tournament=tournament).order_by("-created_at", "-id")
+    return [
+        {"id": a.pk, "text": a.text, "at": a.created_at.isoformat()}
+        for a in rows.only("id", "text", "created_at")[:limit]
+    ]
+
+
+def _resolved_turns(tournament: Tournament) -> list[Turn]:
+    return list(
+        Turn.objects.filter(campaign=tournament.campaign, status=Turn.Status.RESOLVED)
+        .order_by("number")
+        .only("number", "case", "result", "resolved_at", "resolved_by")
+    )
+
+
+def score_history(*, tournament: Tournament) -> list[dict[str, Any]]:
+    """Each clan's points (R12) after every resolved turn, from ``Turn.result["scores"]``.
+
+    The first entry, turn 0, is the start of the game (the control turn 1 began with), so a
+    chart of it starts where the clans started. Judges see it always, everyone else once the
+    game has finished (``tournament_state`` decides).
+    """
+    turns = _resolved_turns(tournament)
+    history: list[dict[str, Any]] = []
+    campaign = tournament.campaign
+    clans = [c for c in CLANS if c not in campaign.excluded_clans]
+    first = turns[0] if turns else None
+    if first is not None and first.number == 1 and first.case is not None:
+        # A case file lists only the provinces whose controller is not their home clan.
+        game_map = campaign_game_map(campaign)
+        control = {
+            **game_map.initial_control(campaign.excluded_clans),
+            **first.case.get("control", {}),
+        }
+        start = score_breakdown(game_map, control, clans)
+        history.append({"turn": 0, "scores": {clan: s.total for clan, s in start.items()}})
+    for turn in turns:
+        scores = (turn.result or {}).get("scores")
+        if isinstance(scores, dict):
+            history.append({"turn": turn.number, "scores": dict(scores)})
+    return history
+
+
+def resolved_turn_numbers(*, tournament: Tournament) -> list[int]:
+    return list(
+        Turn.objects.filter(campaign=tournament.campaign, status=Turn.Status.RESOLVED)
+        .order_by("number")
+        .values_list("number", flat=True)
+    )
+
+
+def _case_order_row(order: dict[str, Any]) -> dict[str, Any]:
+    move = list(order.get("move") or [])
+    reform = order.get("reform")
+    return {
+        "army": order["army"],
+        "kind": "move" if move else ("reform" if reform else "hold"),
+        "path": move,
+        "reform": reform,
+        "claim": order.get("claim", True),
+        "on_swap": order.get("on_swap", "advance"),
+        "late": bool(order.get("late")),
+    }
+
+
+def turn_history(*, tournament: Tournament, number: int, viewer: Viewer) -> dict[str, Any] | None:
+    """A resolved turn as ``viewer`` may see it: the orders given with their outcomes, the
+    draws (R11), the meetings, and the board after it (armies and control).
+
+    Filtered as ``tournament_state`` filters: armies, orders, draws and meetings only where
+    the viewer sees every army (judges; the public when no clan has a Daimyo), otherwise only
+    his own army and the provinces he sees. None when turn ``number`` was not played.
+    """
+    turn = (
+        Turn.objects.filter(
+            campaign=tournament.campaign, number=number, status=Turn.Status.RESOLVED
+        )
+        .only("pk", "number", "case", "result", "resolved_at", "resolved_by", "deadline")
+        .first()
+    )
+    if turn is None or turn.result is None:
+        return None
+    sight = viewer_sight(tournament, viewer, clan_roles(tournament))
+    result: dict[str, Any] = turn.result
+    case: dict[str, Any] = turn.case or {}
+    clan_of = {a["id"]: a.get("clan") for a in case.get("armies", [])}
+    clan_of.update({a["id"]: a.get("clan") for a in result.get("armies", [])})
+    before = {a["id"]: a.get("province") for a in case.get("armies", [])}
+    outcomes = {o["army"]: o for o in result.get("orders", [])}
+    given: dict[str, Order] = {}
+    if viewer.kind == "judge":
+        armies_by_pk = dict(
+            Army.objects.filter(campaign=tournament.campaign).values_list("pk", "code")
+        )
+        for aid, order in turn_current_orders(turn).items():
+            given[armies_by_pk[aid]] = order
+
+    def visible(code: str) -> bool:
+        return sight.all_armies or code == sight.own_army
+
+    orders = []
+    for raw in case.get("orders", []):
+        code = raw["army"]
+        if not visible(code):
+            continue
+        row = _case_order_row(raw)
+        outcome = outcomes.get(code, {})
+        row.update(
+            {
+                "clan": clan_of.get(code),
+                "from": before.get(code),
+                "outcome": outcome.get("outcome"),
+                "province": outcome.get("province"),
+                "reason": outcome.get("reason"),
+            }
+        )
+        order = given.get(code)
+        if order is not None:
+            row["given_by"] = order.author
+            row["given_at"] = order.created_at.isoformat()
+            row["by_judge"] = order.by_judge
+        orders.append(row)
+    armies = [
+        {
+            "id": a["id"],
+            "clan": clan_of.get(a["id"]),
+            "province": a.get("province"),
+            "in_battle": bool(a.get("in_battle")),
+            "destroyed": a.get("province") is None,
+        }
+        for a in result.get("armies", [])
+        if visible(a["id"])
+    ]
+    control: dict[str, Any] = result.get("control", {})
+    if sight.provinces is not None:
+        control = {p: c for p, c in control.items() if p in sight.provinces}
+    # A case file lists only the provinces whose controller is not their home clan.
+    control_before: dict[str, Any] = {
+        **campaign_game_map(tournament.campaign).initial_control(
+            tournament.campaign.excluded_clans
+        ),
+        **case.get("control", {}),
+    }
+    control_changes = [
+        {"province": p, "before": control_before.get(p), "after": c}
+        for p, c in sorted(control.items())
+        if control_before.get(p) != c
+    ]
+    if sight.all_armies:
+        draws = result.get("draws", [])
+        meetings = result.get("meetings", [])
+        reinforcements = result.get("reinforcements", [])
+    else:
+        draws, reinforcements = [], []
+        meetings = [
+            {"province": m["province"], "armies": [sight.own_army], "new": m["new"]}
+            for m in result.get("meetings", [])
+            if sight.own_army in m["armies"]
+        ]
+    return {
+        "turn": turn.number,
+        "resolved_at": turn.resolved_at.isoformat() if turn.resolved_at else None,
+        "resolved_by": turn.resolved_by if viewer.kind == "judge" else None,
+        "sees_all_armies": sight.all_armies,
+        "armies": armies,
+        "control": control,
+        "control_changes": control_changes,
+        "orders": orders,
+        "draws": draws,
+        "meetings": meetings,
+        "reinforcements": reinforcements,
+        "scores": result.get("scores", {}) if sight.scores else None,
     }

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from referees.clock import schedule_deadline
 from referees.events import event_send_on_commit
-from referees.models import LogEntry, Player, Tournament
+from referees.models import Announcement, LogEntry, Player, Tournament
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.errors import LineupError
 from sl5r.rules.roles import (
@@ -554,9 +554,9 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
         _enter_phase(tournament, Phase.FINISHED, now, None)
         _log(tournament, actor=actor, action="game_ended", now=now, turn=resolved.number)
     else:
-        # The next turn opens at once (R4); after downtime it still gets its full length.
-        start = max(now, turn.deadline or now)
-        tournament.deadline = start + timedelta(seconds=tournament.turn_seconds)
+        # The next turn opens at once (R4) with its full length, whether this one was
+        # resolved at its deadline, early by a judge, or late after downtime.
+        tournament.deadline = now + timedelta(seconds=tournament.turn_seconds)
         tournament.save(update_fields=["deadline"])
         schedule_deadline(tournament)
         turn_open(
@@ -924,3 +924,36 @@ def control_correct(
         after=clan,
     )
     _announce(tournament, "correction", province=province)
+
+
+# --- Announcements ---------------------------------------------------------------------------
+
+MAX_ANNOUNCEMENT = 500
+
+
+@transaction.atomic
+def announcement_post(
+    *, tournament_id: int, text: str, actor: Actor, now: datetime
+) -> Announcement:
+    """A judge's message for everyone (the big screen, every page); logged and announced."""
+    text = text.strip()
+    if not text:
+        raise _refuse("text: write the announcement", "invalid", 422)
+    if len(text) > MAX_ANNOUNCEMENT:
+        raise _refuse(f"text: at most {MAX_ANNOUNCEMENT} characters", "invalid", 422)
+    tournament = _locked(tournament_id)
+    announcement = Announcement.objects.create(
+        tournament=tournament, text=text, created_at=now, author=actor.label
+    )
+    turn = campaign_open_turn(tournament.campaign)
+    _log(
+        tournament,
+        actor=actor,
+        action="announcement",
+        now=now,
+        turn=turn.number if turn else None,
+        announcement=announcement.pk,
+        text=text,
+    )
+    _announce(tournament, "announcement", announcement=announcement.pk)
+    return announcement

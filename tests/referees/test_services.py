@@ -431,3 +431,12 @@ def test_every_change_is_announced_after_commit_with_a_growing_version(
         events.async_to_sync = original
     assert [m["kind"] for m in sent] == ["order", "clock"]
     assert sent[0]["version"] < sent[1]["version"] == game16.refresh().campaign.version
+
+
+def test_r4_a_turn_resolved_early_gives_the_next_turn_its_full_length_from_now(
+    game16: Game,
+) -> None:
+    t = game16.refresh()
+    early = t.deadline - timedelta(minutes=10)
+    services.clock_resolve_now(tournament_id=game16.id, actor=game16.judge_actor, now=early)
+    assert game16.refresh().deadline == early + timedelta(seconds=t.turn_seconds)

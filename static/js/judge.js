@@ -1,0 +1,665 @@
+// The judge console: every judge action is a call to the JSON API (docs/api.md), with the
+// session cookie and the CSRF token; what the console shows is the judge's state from
+// GET /api/tournaments/<id>/state, kept fresh by live.js, and the log from .../log?after=.
+//
+// Strings come translated from the page (#judge-config); errors are the API's own `detail`.
+
+import { connectLive, remainingSeconds } from "./live.js";
+import { drawScoreChart, fill, formatClock, formatTime } from "./screen.js";
+
+const config = JSON.parse(document.getElementById("judge-config").textContent);
+const S = config.strings;
+const $ = (id) => document.getElementById(id);
+const provinces = Object.fromEntries(config.provinces.map((p) => [p.id, p]));
+const clans = Object.fromEntries(config.clans.map((c) => [c.id, c]));
+
+let state = JSON.parse(document.getElementById("initial-state").textContent);
+let offsetMs = 0;
+let players = config.players;
+let lastLogId = 0;
+let logBusy = false;
+let overlay = null;
+let selectedArmy = "";
+const LOG_ROWS_KEPT = 400;
+
+// --- Small helpers ----------------------------------------------------------------------------
+
+function provinceName(id) {
+  return id ? provinces[id]?.name || id : "";
+}
+
+function clanName(id) {
+  return id ? clans[id]?.name || id : S.nobody;
+}
+
+function el(tag, { text, className, attrs } = {}, ...children) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, value);
+  for (const child of children) if (child) node.append(child);
+  return node;
+}
+
+function clanTag(clan) {
+  const tag = el("span", { className: `clan clan-${clan}`, text: clanName(clan) });
+  return tag;
+}
+
+function option(value, label, selected = false) {
+  const node = el("option", { text: label, attrs: { value } });
+  if (selected) node.selected = true;
+  return node;
+}
+
+function fillSelect(select, options, keep = true) {
+  const previous = keep ? select.value : "";
+  select.replaceChildren(...options);
+  if (keep && [...select.options].some((o) => o.value === previous)) select.value = previous;
+}
+
+function say(message, kind = "info") {
+  const box = $("console-message");
+  box.textContent = message;
+  box.className = `console-message is-${kind}`;
+  box.hidden = !message;
+  box.setAttribute("role", kind === "error" ? "alert" : "status");
+}
+
+// --- The API ----------------------------------------------------------------------------------
+
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+class ApiError extends Error {}
+
+async function api(method, path, body) {
+  if (!csrfToken()) {
+    try {
+      await fetch("/api/csrf", { credentials: "same-origin" });
+    } catch {
+      throw new ApiError(S.network_error);
+    }
+  }
+  const headers = { Accept: "application/json", "X-CSRFToken": csrfToken() };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(`${config.api}${path}`, {
+      method,
+      headers,
+      credentials: "same-origin",
+      cache: "no-store",
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(S.network_error);
+  }
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) throw new ApiError(data?.detail || fill(S.server_error, { status: response.status }));
+  return data;
+}
+
+/** Run one judge action: the button waits, the answer (or the API's refusal) is shown. */
+async function act(button, run, success = S.done) {
+  if (button) button.disabled = true;
+  say(S.working);
+  try {
+    const result = await run();
+    say(typeof success === "function" ? success(result) : success, "ok");
+    await refreshState();
+    return result;
+  } catch (error) {
+    say(error instanceof ApiError ? error.message : String(error), "error");
+    return null;
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+async function refreshState() {
+  try {
+    const fresh = await api("GET", "/state");
+    if (fresh.tournament.version >= state.tournament.version) apply(fresh);
+  } catch (error) {
+    console.warn("judge: could not fetch the state", error);
+  }
+  loadLog();
+}
+
+async function loadPlayers() {
+  try {
+    players = await api("GET", "/players");
+    drawPlayers();
+    drawPositions();
+    drawArmySelects();
+  } catch (error) {
+    say(error.message, "error");
+  }
+}
+
+// --- Drawing the state -------------------------------------------------------------------------
+
+function phase() {
+  return state.tournament.clock.phase;
+}
+
+function drawHead() {
+  const t = state.tournament;
+  const p = phase();
+  $("judge-console").dataset.phase = p;
+  $("phase-label").textContent = config.phases[p] || p;
+  $("clock-phase").textContent = config.phases[p] || p;
+  $("turn-label").textContent = t.turn ? (t.turns_total ? `${t.turn} / ${t.turns_total}` : String(t.turn)) : "—";
+  const paused = Boolean(t.clock.paused);
+  $("clock-paused").hidden = !paused;
+  const hasClock = t.clock.deadline !== null || paused;
+  const running = !["setup", "finished"].includes(p);
+  $("btn-pause").hidden = paused;
+  $("btn-resume").hidden = !paused;
+  $("btn-pause").disabled = !running || !hasClock;
+  $("btn-resume").disabled = !running;
+  for (const button of document.querySelectorAll('[data-action="extend"]')) button.disabled = !running || !hasClock;
+  $("btn-start").hidden = p !== "setup";
+  $("btn-advance").hidden = !["planning", "deployment", "negotiation"].includes(p);
+  $("btn-resolve").hidden = p !== "running";
+  $("btn-resolve").textContent = t.turn ? `${$("btn-resolve").dataset.label} (${t.turn})` : $("btn-resolve").dataset.label;
+  $("btn-end").hidden = !running;
+  $("clock-deadline").textContent = t.clock.deadline ? fill(S.deadline_at, { time: formatTime(t.clock.deadline, config.timeZone, true) }) : "";
+  $("register-form").hidden = p !== "setup";
+  $("undo-form").hidden = !["running", "finished"].includes(p);
+  $("positions-form").hidden = !["planning", "deployment"].includes(p);
+}
+
+function tick() {
+  const seconds = remainingSeconds(state, offsetMs);
+  const node = $("countdown");
+  node.textContent = seconds === null ? S.no_clock : formatClock(seconds);
+  node.classList.toggle("is-idle", seconds === null);
+  node.classList.toggle("is-low", seconds !== null && seconds < 60 && !state.tournament.clock.paused);
+}
+
+function orderText(order) {
+  if (!order) return S.no_order;
+  let text;
+  if (order.kind === "move") text = fill(S.move_to, { path: order.path.map(provinceName).join(" → ") });
+  else if (order.kind === "reform") text = fill(S.reform_in, { province: provinceName(order.reform) });
+  else text = S.hold;
+  const notes = [];
+  if (order.claim === false) notes.push(S.no_claim);
+  if (order.on_swap === "stay") notes.push(S.on_swap_stay);
+  return notes.length ? `${text} (${notes.join(", ")})` : text;
+}
+
+function armyPlace(army) {
+  if (army.destroyed) return S.destroyed;
+  const name = provinceName(army.province);
+  return army.in_battle ? `${name} (${S.in_battle})` : name;
+}
+
+function sortedArmies() {
+  return [...state.armies].sort((a, b) => a.clan.localeCompare(b.clan) || a.id.localeCompare(b.id, undefined, { numeric: true }));
+}
+
+function drawOrders() {
+  const orders = Object.fromEntries(state.orders.map((o) => [o.army, o]));
+  const rows = sortedArmies().map((army) => {
+    const order = orders[army.id];
+    const tr = el("tr", { className: army.id === selectedArmy ? "is-selected" : "" });
+    tr.dataset.army = army.id;
+    const code = el("th", { attrs: { scope: "row" } }, el("span", { className: `swatch swatch-${army.clan}` }), document.createTextNode(army.id));
+    tr.append(
+      code,
+      el("td", { text: armyPlace(army) }),
+      el("td", { text: orderText(order), className: order ? "" : "muted" }),
+      el("td", { text: order ? order.given_by : "", attrs: order?.by_judge ? { title: S.by_judge } : {} }),
+      el("td", { text: order ? formatTime(order.given_at, config.timeZone, true) : "", className: "num" }),
+    );
+    tr.addEventListener("click", () => chooseArmy(army.id));
+    return tr;
+  });
+  $("orders-body").replaceChildren(...rows);
+}
+
+function allArmyCodes() {
+  const codes = new Map();
+  for (const army of state.armies) codes.set(army.id, army.clan);
+  for (const player of players) if (player.army) codes.set(player.army, player.clan);
+  return [...codes.entries()].sort((a, b) => a[1].localeCompare(b[1]) || a[0].localeCompare(b[0], undefined, { numeric: true }));
+}
+
+function drawArmySelects() {
+  const placed = sortedArmies().map((a) => option(a.id, `${a.id} · ${armyPlace(a)}`));
+  fillSelect($("order-army"), [option("", S.choose), ...placed]);
+  const every = allArmyCodes().map(([code, clan]) => {
+    const army = state.armies.find((a) => a.id === code);
+    return option(code, army ? `${code} · ${armyPlace(army)}` : `${code} · ${S.not_placed}`);
+  });
+  fillSelect($("correct-army"), [option("", S.choose), ...every]);
+  drawOrderFields();
+}
+
+function chooseArmy(code) {
+  selectedArmy = code;
+  $("order-army").value = code;
+  $("correct-army").value = code;
+  const current = state.orders.find((o) => o.army === code);
+  if (current) {
+    $("order-kind").value = current.kind;
+    $("order-claim").checked = current.claim !== false;
+    $("order-on-swap").value = current.on_swap || "advance";
+  }
+  drawOrderFields(current);
+  drawOrders();
+  drawMap();
+}
+
+function neighbours(id) {
+  return (config.neighbours[id] || []).filter((p) => !provinces[p]?.impassable);
+}
+
+function drawOrderFields(current = null) {
+  const code = $("order-army").value;
+  const army = state.armies.find((a) => a.id === code);
+  const kind = $("order-kind").value;
+  $("order-move-fields").hidden = kind !== "move";
+  $("order-reform-fields").hidden = kind !== "reform";
+  const from = army?.province;
+  const step1 = $("order-step1");
+  fillSelect(step1, [option("", S.choose), ...(from ? neighbours(from) : []).map((p) => option(p, provinceName(p)))]);
+  if (current?.kind === "move") step1.value = current.path[0] || "";
+  const step2 = $("order-step2");
+  const second = step1.value ? neighbours(step1.value).filter((p) => p !== from) : [];
+  fillSelect(step2, [option("", "—"), ...second.map((p) => option(p, provinceName(p)))]);
+  if (current?.kind === "move") step2.value = current.path[1] || "";
+  step2.disabled = !army || army.clan !== "unicorn" || !step1.value;
+  const castles = config.provinces.filter((p) => army && p.castle && p.home_clan === army.clan);
+  fillSelect($("order-reform"), castles.map((p) => option(p.id, p.name)));
+  if (current?.kind === "reform") $("order-reform").value = current.reform;
+}
+
+function drawPlayers() {
+  if (!players.length) {
+    $("players-body").replaceChildren(el("tr", {}, el("td", { text: S.no_players, attrs: { colspan: "6" }, className: "muted" })));
+    return;
+  }
+  const rows = players.map((player) => {
+    const link = player.join_url
+      ? el("span", { className: "join-link" },
+          el("a", { text: player.join_url.replace(/^https?:\/\//, ""), attrs: { href: player.join_url, target: "_blank", rel: "noopener" } }),
+          copyButton(player.join_url))
+      : el("span", { className: "tag tag-warn", text: S.link_revoked });
+    const reissue = el("button", { text: S.reissue, attrs: { type: "button" } });
+    reissue.addEventListener("click", () => {
+      if (!window.confirm(fill(S.confirm_reissue, { name: player.name }))) return;
+      act(reissue, () => api("POST", `/players/${player.id}/join-link`)).then(loadPlayers);
+    });
+    const revoke = el("button", { text: S.revoke, className: "danger", attrs: { type: "button" } });
+    revoke.disabled = !player.join_url;
+    revoke.addEventListener("click", () => {
+      if (!window.confirm(fill(S.confirm_revoke, { name: player.name }))) return;
+      act(revoke, () => api("DELETE", `/players/${player.id}/join-link`)).then(loadPlayers);
+    });
+    return el("tr", {},
+      el("th", { text: player.name, attrs: { scope: "row" } }),
+      el("td", {}, clanTag(player.clan)),
+      el("td", { text: config.roles[player.role] || player.role }),
+      el("td", { text: player.army || "—" }),
+      el("td", {}, link),
+      el("td", { className: "actions" }, reissue, revoke));
+  });
+  $("players-body").replaceChildren(...rows);
+}
+
+function copyButton(text) {
+  const button = el("button", { text: S.copy, className: "small", attrs: { type: "button" } });
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = S.copied;
+      setTimeout(() => { button.textContent = S.copy; }, 1500);
+    } catch {
+      window.prompt("", text);
+    }
+  });
+  return button;
+}
+
+function drawPositions() {
+  const clan = $("positions-clan").value;
+  const placed = Object.fromEntries(state.armies.map((a) => [a.id, a.province]));
+  const homes = config.provinces
+    .filter((p) => p.home_clan === clan && !p.impassable)
+    .sort((a, b) => Number(b.castle) - Number(a.castle) || a.name.localeCompare(b.name));
+  const armies = players.filter((p) => p.clan === clan && p.army).map((p) => p.army).sort();
+  const fields = armies.map((code, index) => {
+    const select = el("select", { attrs: { name: code, required: "" } });
+    const chosen = placed[code] || homes[index]?.id || "";
+    select.append(...homes.map((p) => option(p.id, p.castle ? `${p.name} ♜` : p.name, p.id === chosen)));
+    return el("label", {}, document.createTextNode(`${code} `), select);
+  });
+  $("positions-armies").replaceChildren(...(fields.length ? fields : [el("p", { className: "muted", text: S.no_army })]));
+}
+
+function drawAnnouncements() {
+  const items = (state.announcements || []).map((a) =>
+    el("li", {}, el("time", { text: formatTime(a.at, config.timeZone), attrs: { datetime: a.at } }), document.createTextNode(` ${a.text}`)));
+  $("announcements-list").replaceChildren(...(items.length ? items : [el("li", { className: "muted", text: S.no_announcements })]));
+}
+
+function drawTables() {
+  const clanOf = Object.fromEntries(state.armies.map((a) => [a.id, a.clan]));
+  const meetings = (state.meetings || []).map((meeting) =>
+    el("li", {},
+      el("strong", { text: provinceName(meeting.province) }),
+      meeting.new ? el("span", { className: "tag", text: S.new_meeting }) : null,
+      el("span", { className: "meeting-armies" },
+        ...meeting.armies.map((code) => el("span", { className: `army clan-${clanOf[code] || ""}`, text: code })))));
+  $("tables-list").replaceChildren(...(meetings.length ? meetings : [el("li", { className: "muted", text: S.no_meetings })]));
+  const draws = (state.last_draws || []).map((draw) =>
+    el("li", { text: fill(S.draw, {
+      a: provinceName(draw.provinces[0]),
+      b: provinceName(draw.provinces[1]),
+      from: provinceName(draw.moving_from),
+      method: config.drawMethods[draw.method] || draw.method,
+    }) + (draw.source ? ` · ${draw.source}` : "") }));
+  $("draws-list").replaceChildren(...(draws.length ? draws : [el("li", { className: "muted", text: "—" })]));
+}
+
+function drawScores() {
+  const scores = state.scores || {};
+  const rows = Object.entries(scores)
+    .sort((a, b) => b[1].total - a[1].total || clanName(a[0]).localeCompare(clanName(b[0])))
+    .map(([clan, s]) => el("tr", {},
+      el("th", { attrs: { scope: "row" } }, clanTag(clan)),
+      el("td", { className: "num", text: s.home_provinces * 2 }),
+      el("td", { className: "num", text: s.other_provinces }),
+      el("td", { className: "num", text: s.castles }),
+      el("td", { className: "num total", text: s.total })));
+  $("scores-body").replaceChildren(...rows);
+  const history = state.score_history || [];
+  if (history.length > 1) {
+    drawScoreChart($("score-chart"), history, { clans: config.clans, strings: S, width: 420, height: 300, fontSize: 12 });
+  } else {
+    $("score-chart").replaceChildren();
+  }
+}
+
+function drawMap() {
+  const svg = document.querySelector("#map-frame svg");
+  if (!overlay || !svg) return;
+  const army = state.armies.find((a) => a.id === selectedArmy);
+  const chosen = $("order-step2").value || $("order-step1").value || army?.province || null;
+  try {
+    overlay(svg, state, {
+      clanColours: config.clanColours,
+      onProvinceClick: provinceClicked,
+      highlight: army?.province ? [army.province, ...neighbours(army.province)] : [],
+      selected: chosen,
+      strings: { battle: S.map_battle, meeting: S.map_meeting },
+    });
+  } catch (error) {
+    console.warn("judge: the map overlay failed", error);
+  }
+}
+
+function provinceClicked(id) {
+  // A click on an army's province chooses that army; otherwise the province goes into the
+  // order (as its next step) and into the correction forms.
+  const here = state.armies.filter((a) => a.province === id);
+  const step1 = $("order-step1");
+  const step2 = $("order-step2");
+  if ($("order-army").value && [...step1.options].some((o) => o.value === id) && !step1.value) {
+    $("order-kind").value = "move";
+    step1.value = id;
+    drawOrderFields();
+  } else if (step1.value && !step2.disabled && [...step2.options].some((o) => o.value === id)) {
+    step2.value = id;
+  } else if (here.length) {
+    chooseArmy(here[0].id);
+  }
+  drawMap();
+  $("correct-army-province").value = id;
+  $("correct-province").value = id;
+  say(fill(S.province_clicked, { province: provinceName(id) }));
+}
+
+function apply(fresh) {
+  const phaseChanged = !state || fresh.tournament.clock.phase !== state.tournament.clock.phase;
+  state = fresh;
+  drawHead();
+  drawOrders();
+  drawArmySelects();
+  drawAnnouncements();
+  drawTables();
+  drawScores();
+  drawMap();
+  tick();
+  if (phaseChanged) drawPositions();
+  if (["setup", "planning", "deployment"].includes(phase()) && phaseChanged) loadPlayers();
+}
+
+// --- The log -------------------------------------------------------------------------------------
+
+function logDetails(entry) {
+  const data = entry.data || {};
+  const parts = [];
+  for (const [key, value] of Object.entries(data)) {
+    if (value === null || value === "" || (Array.isArray(value) && value.length === 0)) continue;
+    if (key === "draws" || key === "meetings") {
+      parts.push(`${key}: ${value.length}`);
+    } else if (key === "scores" || key === "before" || key === "after" || key === "positions") {
+      parts.push(`${key}: ${typeof value === "object" ? Object.entries(value).map(([k, v]) => `${k} ${typeof v === "object" ? v?.province ?? JSON.stringify(v) : v}`).join(", ") : value}`);
+    } else if (Array.isArray(value)) {
+      parts.push(`${key}: ${value.join(" → ")}`);
+    } else if (typeof value === "object") {
+      parts.push(`${key}: ${JSON.stringify(value)}`);
+    } else if (typeof value === "number" && !Number.isInteger(value)) {
+      parts.push(`${key}: ${value.toFixed(1)}`);
+    } else {
+      parts.push(`${key}: ${value}`);
+    }
+  }
+  return parts.join(" · ");
+}
+
+function logRow(entry) {
+  const what = el("td", {},
+    el("strong", { text: config.logActions[entry.action] || entry.action }),
+    entry.reason ? el("span", { className: "log-reason", text: ` “${entry.reason}”` }) : null,
+    el("span", { className: "log-details", text: logDetails(entry) }));
+  return el("tr", { className: `log-${entry.action}` },
+    el("td", { className: "num", text: formatTime(entry.at, config.timeZone, true), attrs: { title: entry.at } }),
+    el("td", { className: "num", text: entry.turn ?? "" }),
+    el("td", { text: entry.by }),
+    what);
+}
+
+async function loadLog() {
+  if (logBusy) return;
+  logBusy = true;
+  try {
+    for (let page = 0; page < 20; page += 1) {
+      const answer = await api("GET", `/log?after=${lastLogId}`);
+      const body = $("log-body");
+      if (lastLogId === 0 && answer.entries.length === 0) {
+        body.replaceChildren(el("tr", {}, el("td", { className: "muted", text: S.no_log, attrs: { colspan: "4" } })));
+      }
+      if (answer.entries.length) {
+        if (lastLogId === 0) body.replaceChildren();
+        for (const entry of answer.entries) body.prepend(logRow(entry));
+        lastLogId = answer.after;
+        while (body.rows.length > LOG_ROWS_KEPT) body.deleteRow(body.rows.length - 1);
+      }
+      if (!answer.more) break;
+    }
+  } catch (error) {
+    console.warn("judge: could not load the log", error);
+  } finally {
+    logBusy = false;
+  }
+}
+
+// --- Wiring the controls ------------------------------------------------------------------
+
+function formValue(form, name) {
+  return form.elements.namedItem(name)?.value ?? "";
+}
+
+function wire() {
+  const resolveButton = $("btn-resolve");
+  resolveButton.dataset.label = resolveButton.textContent;
+
+  for (const button of document.querySelectorAll("[data-action]")) {
+    button.addEventListener("click", () => {
+      const action = button.dataset.action;
+      const turn = state.tournament.turn;
+      if (action === "pause") act(button, () => api("POST", "/clock/pause"));
+      else if (action === "resume") act(button, () => api("POST", "/clock/resume"));
+      else if (action === "extend") act(button, () => api("POST", "/clock/extend", { seconds: Number(button.dataset.seconds) }));
+      else if (action === "start") act(button, () => api("POST", "/start"));
+      else if (action === "advance") act(button, () => api("POST", "/advance"));
+      else if (action === "resolve") {
+        if (window.confirm(fill(S.confirm_resolve, { turn }))) act(button, () => api("POST", `/clock/resolve-now?turn=${encodeURIComponent(turn)}`));
+      } else if (action === "end") {
+        if (window.confirm(S.confirm_end)) act(button, () => api("POST", "/clock/end"));
+      }
+    });
+  }
+
+  $("undo-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const reason = formValue(form, "reason").trim();
+    if (!reason) return say(S.reason_required, "error");
+    if (!window.confirm(S.confirm_undo)) return;
+    act(form.querySelector("button"), () => api("POST", "/clock/undo", { reason })).then((done) => {
+      if (done) form.reset();
+    });
+  });
+
+  $("register-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const body = { name: formValue(form, "name").trim(), clan: formValue(form, "clan"), role: formValue(form, "role") };
+    act(form.querySelector("button"), () => api("POST", "/players", body), (p) => fill(S.player_registered, { name: p.name }))
+      .then((done) => {
+        if (done) {
+          form.elements.namedItem("name").value = "";
+          loadPlayers();
+        }
+      });
+  });
+
+  $("positions-clan").addEventListener("change", drawPositions);
+  $("positions-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const clan = formValue(form, "clan");
+    const positions = {};
+    for (const select of $("positions-armies").querySelectorAll("select")) positions[select.name] = select.value;
+    act(form.querySelector('button[type="submit"]'), () => api("PUT", `/positions/${clan}`, { positions }), fill(S.positions_saved, { clan: clanName(clan) }));
+  });
+
+  $("order-army").addEventListener("change", () => chooseArmy($("order-army").value));
+  $("order-kind").addEventListener("change", () => drawOrderFields());
+  $("order-step1").addEventListener("change", () => {
+    drawOrderFields();
+    drawMap();
+  });
+  $("order-step2").addEventListener("change", drawMap);
+  $("order-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const army = $("order-army").value;
+    if (!army) return say(S.choose_army, "error");
+    const kind = $("order-kind").value;
+    const button = form.querySelector('button[type="submit"]');
+    if (kind === "withdraw") {
+      act(button, () => api("DELETE", `/armies/${encodeURIComponent(army)}/order`), fill(S.order_saved, { army }));
+      return;
+    }
+    const body = { kind, claim: $("order-claim").checked, on_swap: $("order-on-swap").value };
+    if (kind === "move") body.path = [$("order-step1").value, $("order-step2").value].filter(Boolean);
+    if (kind === "reform") body.reform = $("order-reform").value;
+    act(button, () => api("PUT", `/armies/${encodeURIComponent(army)}/order`, body), fill(S.order_saved, { army }));
+  });
+
+  $("army-correction-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const reason = formValue(form, "reason").trim();
+    if (!reason) return say(S.reason_required, "error");
+    const body = {
+      army: formValue(form, "army"),
+      province: formValue(form, "province") || null,
+      destroyed_by: formValue(form, "destroyed_by"),
+      reason,
+    };
+    act(form.querySelector("button"), () => api("POST", "/corrections/army", body)).then((done) => {
+      if (done) form.elements.namedItem("reason").value = "";
+    });
+  });
+
+  $("control-correction-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const reason = formValue(form, "reason").trim();
+    if (!reason) return say(S.reason_required, "error");
+    const body = { province: formValue(form, "province"), clan: formValue(form, "clan") || null, reason };
+    act(form.querySelector("button"), () => api("POST", "/corrections/control", body)).then((done) => {
+      if (done) form.elements.namedItem("reason").value = "";
+    });
+  });
+
+  $("announcement-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const text = formValue(form, "text");
+    act(form.querySelector("button"), () => api("POST", "/announcements", { text }), S.posted).then((done) => {
+      if (done) form.elements.namedItem("text").value = "";
+    });
+  });
+}
+
+// --- Start -----------------------------------------------------------------------------------
+
+function start() {
+  wire();
+  apply(state);
+  drawPlayers();
+  drawPositions();
+  loadLog();
+  if (document.querySelector("#map-frame svg")) {
+    import("./map.js")
+      .then((module) => {
+        overlay = module.renderOverlay;
+        drawMap();
+      })
+      .catch((error) => console.warn("judge: no map overlay", error));
+  }
+  const status = $("live-status");
+  const labels = { live: S.live_connected, reconnecting: S.live_offline, offline: S.live_offline };
+  connectLive({
+    tournamentId: config.tournamentId,
+    onState(fresh, { serverOffsetMs }) {
+      offsetMs = serverOffsetMs;
+      apply(fresh);
+      loadLog();
+    },
+    onStatus(value) {
+      status.textContent = labels[value] || value;
+      status.dataset.status = value;
+    },
+  });
+  setInterval(tick, 250);
+}
+
+start();
