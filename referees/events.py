@@ -3,6 +3,15 @@
 An event is a notification, not the state: it carries the tournament's version and what
 kind of change happened, and a client that sees a gap in versions (or reconnects) fetches
 the state again over HTTP. The channel layer may drop a message; nothing depends on it.
+
+The payload is safe by construction. Every watcher of a tournament (judges, players of any
+role, the public display) is in the same group and receives the same message, so the
+message must not say anything that R1.1 hides from somebody: a General whose clan has a
+Daimyo may not learn where other armies are or which clan just gave an order. Only
+``version``, ``kind``, ``turn`` and ``phase`` are ever sent; whatever else a service passes
+(an army code, a clan, a province) is dropped here, in the one function that sends, rather
+than trusted to every caller. What a viewer may see is then fetched through
+``tournament_state``, the single place visibility is decided.
 """
 
 from __future__ import annotations
@@ -16,14 +25,40 @@ from django.db import transaction
 
 log = logging.getLogger(__name__)
 
+EVENT_TYPE = "tournament.event"
+"""The channel-layer message type; consumers handle it in ``tournament_event``."""
+
+PUBLIC_FIELDS = ("turn", "phase")
+"""Besides ``version`` and ``kind``, the only fields an event may carry (public to all)."""
+
 
 def tournament_group(tournament_id: int) -> str:
     return f"tournament.{tournament_id}"
 
 
+def event_payload(*, version: int, kind: str, **data: Any) -> dict[str, Any]:
+    """The broadcast message: version, kind, and a turn number or phase name if given.
+
+    Anything else in ``data`` is left out on purpose (see the module docstring), and so are
+    values of the wrong type, so that no object can smuggle text through ``turn``.
+    """
+    message: dict[str, Any] = {"type": EVENT_TYPE, "version": int(version), "kind": str(kind)}
+    turn = data.get("turn")
+    if isinstance(turn, int) and not isinstance(turn, bool):
+        message["turn"] = turn
+    phase = data.get("phase")
+    if isinstance(phase, str):
+        message["phase"] = str(phase)  # a TextChoices member becomes its plain value
+    return message
+
+
 def event_send_on_commit(*, tournament_id: int, version: int, kind: str, **data: Any) -> None:
-    """Announce a change to everyone watching the tournament once it is committed."""
-    message = {"type": "tournament.event", "version": version, "kind": kind, **data}
+    """Announce a change to everyone watching the tournament once it is committed.
+
+    ``data`` may hold anything a service finds useful to say, but only ``turn`` and
+    ``phase`` are broadcast: every watcher gets the same message whatever his role.
+    """
+    message = event_payload(version=version, kind=kind, **data)
 
     def send() -> None:
         layer = get_channel_layer()

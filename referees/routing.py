@@ -1,7 +1,11 @@
-"""Websocket routes of the referees app (clock and judge console come later)."""
+"""Websocket routes of the referees app: a tournament's live updates."""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-websocket_urlpatterns: list[URLPattern] = []
+from referees.consumers import TournamentConsumer
+
+websocket_urlpatterns: list[URLPattern] = [
+    path("ws/tournaments/<int:tournament_id>/", TournamentConsumer.as_asgi()),
+]

@@ -1,0 +1,434 @@
+"""The live-update websocket ``ws/tournaments/<id>/`` (architecture, boundaries 4 and 5).
+
+Every watcher gets the same notification after a change commits: the version, the kind of
+change and a turn number or phase, never an army, clan or province. The connections go
+through the whole ASGI application (origin check, cookies, session, auth, routing).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from itertools import pairwise
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import Client
+from django.utils import timezone
+
+from referees import services
+from referees.access import judge_key_create
+from referees.consumers import (
+    CLOSE_BAD_MESSAGE,
+    CLOSE_BAD_TOKEN,
+    CLOSE_NO_TOURNAMENT,
+    CLOSE_OTHER_TOURNAMENT,
+    CLOSE_TOO_BIG,
+    CLOSE_UNSUPPORTED_DATA,
+)
+from referees.events import event_payload, tournament_group
+from referees.services import OrderInput
+from sl5r.asgi import application
+from sl5r.rules.clans import CLANS
+from sl5r.rules.mapgraph import rokugan_map
+from strategic_map.models import Army, Campaign
+from tests.referees.conftest import Game
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORIGIN = "http://localhost"
+EVENT_KEYS = {"type", "version", "kind", "turn", "phase"}
+TIMEOUT = 5
+
+
+@pytest.fixture(autouse=True)
+def in_memory_layer(settings: Any) -> Iterator[None]:
+    """The embedded default, whatever REDIS_URL the environment sets."""
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    yield
+
+
+def session_cookie(*, judge: Any = None, join_token: str | None = None) -> str:
+    """A ``Cookie`` header of a browser signed in as the judge, or joined as a player."""
+    client = Client()
+    if judge is not None:
+        client.force_login(judge)
+    if join_token is not None:
+        response = client.get(f"/join/{join_token}")
+        assert response.status_code in (200, 302), response.status_code
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+
+def communicator(
+    tournament_id: int,
+    *,
+    token: str | None = None,
+    cookie: str | None = None,
+    origin: str | None = ORIGIN,
+) -> WebsocketCommunicator:
+    path = f"/ws/tournaments/{tournament_id}/"
+    if token is not None:
+        path += f"?token={token}"
+    headers = [(b"host", b"localhost")]
+    if origin is not None:
+        headers.append((b"origin", origin.encode()))
+    if cookie is not None:
+        headers.append((b"cookie", cookie.encode()))
+    return WebsocketCommunicator(application, path, headers=headers)
+
+
+async def connected(comm: WebsocketCommunicator) -> dict[str, Any]:
+    """Connect and return the ``hello``."""
+    ok, _ = await comm.connect(timeout=TIMEOUT)
+    assert ok, "the handshake was refused"
+    hello: dict[str, Any] = await comm.receive_json_from(timeout=TIMEOUT)
+    assert hello["type"] == "hello", hello
+    return hello
+
+
+async def closed_with(comm: WebsocketCommunicator) -> int:
+    """Connect, expect the server to close at once, and return its close code."""
+    ok, _ = await comm.connect(timeout=TIMEOUT)
+    assert ok, "refusals are sent as close codes after the handshake"
+    message = await comm.receive_output(timeout=TIMEOUT)
+    assert message["type"] == "websocket.close", message
+    code: int = message["code"]
+    await comm.disconnect()
+    return code
+
+
+async def next_event_text(comm: WebsocketCommunicator) -> str:
+    """The raw JSON text of the next message, as the browser receives it."""
+    message = await comm.receive_output(timeout=TIMEOUT)
+    assert message["type"] == "websocket.send", message
+    text: str = message["text"]
+    return text
+
+
+def version_of(game: Game) -> int:
+    return Campaign.objects.get(pk=game.tournament.campaign_id).version
+
+
+def resolve_now(game: Game) -> None:
+    services.clock_resolve_now(tournament_id=game.id, actor=game.judge_actor, now=timezone.now())
+
+
+def hold(game: Game, clan: str = "crab") -> None:
+    services.order_give(player=game.player(clan), order=OrderInput(kind="hold"), now=timezone.now())
+
+
+def secrets_of(game: Game) -> set[str]:
+    """Every army code, clan and province name: none may appear in an event."""
+    codes = set(
+        Army.objects.filter(campaign=game.tournament.campaign).values_list("code", flat=True)
+    )
+    return codes | set(CLANS) | set(rokugan_map().provinces)
+
+
+# --- Who receives what ---------------------------------------------------------------------
+
+
+async def test_judge_player_and_public_all_get_the_turn_resolved_event(game16: Game) -> None:
+    """After a turn resolves, the judge (session), a General (?token=) and the public
+    receive the same event, with the campaign's new version and the resolved turn."""
+    # given
+    cookie = await database_sync_to_async(session_cookie)(judge=game16.judge)
+    token = await database_sync_to_async(game16.token)(game16.players[0])
+    judge = communicator(game16.id, cookie=cookie)
+    player = communicator(game16.id, token=token)
+    public = communicator(game16.id)
+    hellos = [await connected(c) for c in (judge, player, public)]
+
+    # when
+    await database_sync_to_async(resolve_now)(game16)
+
+    # then
+    version = await database_sync_to_async(version_of)(game16)
+    for comm, hello in zip((judge, player, public), hellos, strict=True):
+        event = await comm.receive_json_from(timeout=TIMEOUT)
+        assert event == {
+            "type": "event",
+            "version": version,
+            "kind": "turn_resolved",
+            "turn": 1,
+            "phase": "running",
+        }
+        assert event["version"] > hello["version"]
+        await comm.disconnect()
+
+
+async def test_player_joined_by_session_and_judge_by_api_key_get_order_events(
+    game16: Game,
+) -> None:
+    """A device that opened its join link (session) and a judge's ``?token=`` API key are
+    let in like the API lets them in; both hear about a stored order."""
+    # given
+    general = await database_sync_to_async(game16.player)("crane")
+    join_token = await database_sync_to_async(game16.token)(general)
+    cookie = await database_sync_to_async(session_cookie)(join_token=join_token)
+    key = await database_sync_to_async(judge_key_create)(user=game16.judge, label="ws")
+    player = communicator(game16.id, cookie=cookie)
+    judge = communicator(game16.id, token=key.key)
+    await connected(player)
+    await connected(judge)
+
+    # when
+    await database_sync_to_async(hold)(game16, "crab")
+
+    # then
+    for comm in (player, judge):
+        event = await comm.receive_json_from(timeout=TIMEOUT)
+        assert event["kind"] == "order"
+        assert set(event) == {"type", "version", "kind"}
+        await comm.disconnect()
+
+
+async def test_events_tell_a_general_under_a_daimyo_nothing_but_that_something_changed(
+    game24: Game,
+) -> None:
+    """R1.1: a Crane General (his clan has a Daimyo) gets events with only type, version,
+    kind, turn and phase; no army code, clan or province appears in the raw text, though
+    the services that sent them named the army, its clan and a province."""
+    # given
+    general = await database_sync_to_async(game24.player)("crane")
+    token = await database_sync_to_async(game24.token)(general)
+    comm = communicator(game24.id, token=token)
+    await connected(comm)
+    secrets = await database_sync_to_async(secrets_of)(game24)
+    crab_army = (await database_sync_to_async(game24.player)("crab")).army.code
+
+    # when: an order (army + clan), a correction (army), a control correction (province)
+    await database_sync_to_async(hold)(game24, "crab")
+
+    def corrections() -> None:
+        province = game24.province_of(crab_army)
+        services.army_correct(
+            tournament_id=game24.id,
+            army_code=crab_army,
+            province=province,
+            reason="test",
+            actor=game24.judge_actor,
+            now=timezone.now(),
+        )
+        services.control_correct(
+            tournament_id=game24.id,
+            province=province,
+            clan="crab",
+            reason="test",
+            actor=game24.judge_actor,
+            now=timezone.now(),
+        )
+        resolve_now(game24)
+
+    await database_sync_to_async(corrections)()
+
+    # then
+    texts = [await next_event_text(comm) for _ in range(4)]
+    kinds = [json.loads(t)["kind"] for t in texts]
+    assert kinds == ["order", "correction", "correction", "turn_resolved"]
+    for text in texts:
+        event = json.loads(text)
+        assert set(event) <= EVENT_KEYS, event
+        leaked = sorted(s for s in secrets if f'"{s}"' in text)
+        assert not leaked, f"{leaked} in {text}"
+    await comm.disconnect()
+
+
+def test_event_payload_drops_everything_but_version_kind_turn_and_phase() -> None:
+    """What a service passes besides turn and phase never reaches the channel layer."""
+    message = event_payload(
+        version=7, kind="order", army="crab-1", clan="crab", province="x", turn=3, phase="running"
+    )
+
+    assert message == {
+        "type": "tournament.event",
+        "version": 7,
+        "kind": "order",
+        "turn": 3,
+        "phase": "running",
+    }
+    assert "turn" not in event_payload(version=1, kind="x", turn="crab-1")
+
+
+async def test_consumer_forwards_only_public_fields_of_a_group_message(game16: Game) -> None:
+    """Even a message sent to the group by other code with extra fields is trimmed."""
+    comm = communicator(game16.id)
+    hello = await connected(comm)
+
+    await get_channel_layer().group_send(
+        tournament_group(game16.id),
+        {"type": "tournament.event", "version": hello["version"] + 1, "kind": "x", "army": "a"},
+    )
+
+    assert await comm.receive_json_from(timeout=TIMEOUT) == {
+        "type": "event",
+        "version": hello["version"] + 1,
+        "kind": "x",
+    }
+    await comm.disconnect()
+
+
+# --- Who is turned away --------------------------------------------------------------------
+
+
+async def test_player_of_another_tournament_is_refused(make_game: Callable[..., Game]) -> None:
+    """By ``?token=`` or by the session he joined with: close code 4403."""
+    ours = await database_sync_to_async(make_game)(16, name="Ours")
+    theirs = await database_sync_to_async(make_game)(16, name="Theirs")
+    stranger = await database_sync_to_async(theirs.player)("crab")
+    token = await database_sync_to_async(theirs.token)(stranger)
+    cookie = await database_sync_to_async(session_cookie)(join_token=token)
+
+    assert await closed_with(communicator(ours.id, token=token)) == CLOSE_OTHER_TOURNAMENT
+    assert await closed_with(communicator(ours.id, cookie=cookie)) == CLOSE_OTHER_TOURNAMENT
+    await connected(communicator(theirs.id, token=token))
+
+
+async def test_unknown_tournament_is_refused(game16: Game) -> None:
+    assert await closed_with(communicator(game16.id + 1000)) == CLOSE_NO_TOURNAMENT
+
+
+async def test_invalid_token_is_refused_not_treated_as_public(game16: Game) -> None:
+    """As the API's 401: a revoked link or a forged key is not quietly the public."""
+    assert await closed_with(communicator(game16.id, token="1:forged")) == CLOSE_BAD_TOKEN
+    assert await closed_with(communicator(game16.id, token="sl5rj_nope")) == CLOSE_BAD_TOKEN
+
+
+async def test_cross_origin_handshake_is_refused(game16: Game) -> None:
+    """A page of another site cannot open the socket with the visitor's cookies."""
+    cookie = await database_sync_to_async(session_cookie)(judge=game16.judge)
+
+    for origin in ("http://evil.example", None):
+        comm = communicator(game16.id, cookie=cookie, origin=origin)
+        ok, _ = await comm.connect(timeout=TIMEOUT)
+        assert not ok, origin
+        await comm.disconnect()
+
+
+# --- What clients may send -----------------------------------------------------------------
+
+
+async def test_ping_gets_pong(game16: Game) -> None:
+    comm = communicator(game16.id)
+    await connected(comm)
+
+    await comm.send_json_to({"type": "ping"})
+
+    assert await comm.receive_json_from(timeout=TIMEOUT) == {"type": "pong"}
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ({"text_data": '{"type": "subscribe", "group": "tournament.2"}'}, CLOSE_BAD_MESSAGE),
+        ({"text_data": "not json"}, CLOSE_BAD_MESSAGE),
+        ({"text_data": '["ping"]'}, CLOSE_BAD_MESSAGE),
+        ({"text_data": json.dumps({"type": "ping", "pad": "x" * 1024})}, CLOSE_TOO_BIG),
+        ({"bytes_data": b"\x00\x01"}, CLOSE_UNSUPPORTED_DATA),
+    ],
+    ids=["other-type", "not-json", "not-object", "too-big", "binary"],
+)
+async def test_anything_but_a_ping_closes_with_a_clear_code(
+    game16: Game, frame: dict[str, Any], code: int
+) -> None:
+    comm = communicator(game16.id)
+    await connected(comm)
+
+    await comm.send_to(**frame)
+
+    assert await comm.receive_output(timeout=TIMEOUT) == {"type": "websocket.close", "code": code}
+    await comm.disconnect()
+
+
+# --- Versions and resync -------------------------------------------------------------------
+
+
+async def test_client_that_missed_an_event_sees_a_newer_version_in_hello(game16: Game) -> None:
+    """The channel layer may drop a message: the next connection's hello shows the gap."""
+    # given: a client that knew version v, then went away
+    comm = communicator(game16.id)
+    before = (await connected(comm))["version"]
+    await comm.disconnect()
+
+    # when: the turn resolves while nobody listens
+    await database_sync_to_async(resolve_now)(game16)
+
+    # then
+    again = communicator(game16.id)
+    after = (await connected(again))["version"]
+    assert after > before
+    assert after == await database_sync_to_async(version_of)(game16)
+    await again.disconnect()
+
+
+async def test_versions_grow_strictly_with_each_event(game16: Game) -> None:
+    """Every change is a new, larger version; the last one is the campaign's."""
+    comm = communicator(game16.id)
+    versions = [(await connected(comm))["version"]]
+
+    def changes() -> None:
+        now = timezone.now()
+        actor = game16.judge_actor
+        hold(game16, "crab")
+        hold(game16, "crane")
+        services.clock_pause(tournament_id=game16.id, actor=actor, now=now)
+        services.clock_resume(tournament_id=game16.id, actor=actor, now=now)
+        services.clock_extend(tournament_id=game16.id, seconds=60, actor=actor, now=now)
+        resolve_now(game16)
+        resolve_now(game16)
+
+    await database_sync_to_async(changes)()
+
+    events = [await comm.receive_json_from(timeout=TIMEOUT) for _ in range(7)]
+    versions += [e["version"] for e in events]
+    assert all(a < b for a, b in pairwise(versions)), versions
+    assert versions[-1] == await database_sync_to_async(version_of)(game16)
+    assert [e.get("turn") for e in events[-2:]] == [1, 2]
+    assert await comm.receive_nothing(timeout=0.2)
+    await comm.disconnect()
+
+
+# --- The production channel layer ----------------------------------------------------------
+
+
+@pytest.mark.redis
+async def test_event_reaches_the_socket_through_redis(
+    redis_url: str, settings: Any, game16: Game
+) -> None:
+    """With channels_redis, a committed change reaches a connected client."""
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": ["redis://127.0.0.1:6379/13"],
+                "prefix": f"sl5r-test-{uuid.uuid4().hex[:8]}",
+            },
+        }
+    }
+    layer = get_channel_layer()
+    assert type(layer).__name__ == "RedisChannelLayer"
+    comm = communicator(game16.id)
+    hello = await connected(comm)
+    try:
+        # a plain group_send from this loop
+        await layer.group_send(
+            tournament_group(game16.id),
+            {"type": "tournament.event", "version": hello["version"], "kind": "ping-test"},
+        )
+        assert (await comm.receive_json_from(timeout=TIMEOUT))["kind"] == "ping-test"
+
+        # and a service, from its thread, after its commit
+        await database_sync_to_async(resolve_now)(game16)
+        event = await comm.receive_json_from(timeout=TIMEOUT)
+        assert event["kind"] == "turn_resolved"
+        assert event["version"] == await database_sync_to_async(version_of)(game16)
+    finally:
+        await comm.disconnect()
+        await layer.flush()
+        await layer.close_pools()
