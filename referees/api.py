@@ -148,6 +148,7 @@ def _order_input(payload: OrderIn) -> OrderInput:
         reform=payload.reform,
         claim=payload.claim,
         on_swap=payload.on_swap,
+        turn=payload.turn,
     )
 
 

@@ -168,6 +168,11 @@ class OrderIn(Schema):
     on_swap: Literal["advance", "stay"] = Field(
         "advance", description="Scorpion in a swap conflict: advance or stay (R5.3)"
     )
+    turn: int | None = Field(
+        None,
+        ge=1,
+        description="the turn this order is for; refused (409 late) once it has been resolved",
+    )
 
     @field_validator("path")
     @classmethod

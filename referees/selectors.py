@@ -20,7 +20,7 @@ from sl5r.rules.roles import (
     role_visibility,
 )
 from sl5r.rules.scoring import score_breakdown
-from strategic_map.models import Army, Order, Turn
+from strategic_map.models import Army, Campaign, Order, Turn
 from strategic_map.selectors import campaign_game_map, turn_current_orders
 
 ViewerKind = Literal["judge", "player", "public"]
@@ -131,7 +131,26 @@ def tournament_clock(tournament: Tournament, now: datetime) -> dict[str, Any]:
 
 
 def tournament_state(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
-    """Everything ``viewer`` may see of the tournament now, as plain JSON-ready data."""
+    """Everything ``viewer`` may see of the tournament now, as plain JSON-ready data.
+
+    The state is read in several queries; a turn resolved meanwhile would mix its clock
+    with the old board. The campaign's version is checked again at the end, and the state
+    is read anew (a few times at most) when it moved.
+    """
+    for _ in range(3):
+        state = _tournament_state(tournament, viewer, now)
+        current = (
+            Campaign.objects.filter(pk=tournament.campaign_id)
+            .values_list("version", flat=True)
+            .first()
+        )
+        if current == state["tournament"]["version"]:
+            break
+        tournament = Tournament.objects.select_related("campaign").get(pk=tournament.pk)
+    return state
+
+
+def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
     campaign = tournament.campaign
     roles = clan_roles(tournament)
     sight = viewer_sight(tournament, viewer, roles)

@@ -734,12 +734,18 @@ class OrderInput:
     reform: str = ""
     claim: bool = True
     on_swap: str = Order.OnSwap.ADVANCE
+    turn: int | None = None  # the turn the General saw; a resolved one makes the order late
 
 
 def _order_for(
     tournament: Tournament, army: Army, order: OrderInput, actor: Actor, now: datetime
 ) -> Order:
     turn = campaign_open_turn(tournament.campaign)
+    if order.turn is not None and (turn is None or turn.number != order.turn):
+        # Arrived after its turn was resolved: never carried into the next turn (R4).
+        raise _refuse(
+            f"late: turn {order.turn} has been resolved; the order was not stored", "late", 409
+        )
     if tournament.phase != Phase.RUNNING or turn is None:
         raise _refuse("orders are given while the turns run", "not_running", 409)
     if order.kind not in Order.Kind.values:

@@ -114,7 +114,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py 8 times reads out after 5 s by default, which kills every idle
+            # websocket's wait on Redis (django/channels_redis#422): wait as long as needed.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}]},
         },
     }
 else:

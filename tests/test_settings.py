@@ -178,7 +178,8 @@ def test_redis_url_switches_channels_and_celery(monkeypatch: pytest.MonkeyPatch)
 
     assert settings["CHANNEL_LAYERS"]["default"] == {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [url]},
+        # No read timeout: redis-py's default of 5 s closes idle websockets.
+        "CONFIG": {"hosts": [{"address": url, "socket_timeout": None}]},
     }
     assert settings["CELERY_BROKER_URL"] == url
     assert settings["CELERY_RESULT_BACKEND"] == url

@@ -348,7 +348,10 @@ async function send(method, body, okText) {
   busy = true;
   render();
   try {
-    await apiCall(method, `/tournaments/${tournamentId}/orders/mine`, body);
+    // The turn on screen: an order that arrives after it was resolved is refused as late
+    // instead of being carried into the next turn.
+    const payload = body ? { ...body, turn: state.tournament.turn } : body;
+    await apiCall(method, `/tournaments/${tournamentId}/orders/mine`, payload);
     ui.message.className = "message is-ok";
     ui.message.textContent = okText;
     choice = null;

@@ -251,3 +251,27 @@ def test_r5_3_daimyo_decides_where_his_scorpions_swap_battle_is_fought(
         token=game24.token(general),
     )
     assert by_general.status_code == 403
+
+
+def test_r4_an_order_for_a_turn_already_resolved_is_late_not_carried_over(
+    game16: Game, api: Api
+) -> None:
+    """An order naming the turn it was given for is refused once that turn is resolved."""
+    general = game16.player("crab")
+    services_now = timezone.now()
+    from referees import services
+
+    services.clock_resolve_now(tournament_id=game16.id, actor=game16.judge_actor, now=services_now)
+    response = api.put(
+        f"/tournaments/{game16.id}/orders/mine",
+        {"kind": "move", "path": ["crab-hiruma"], "turn": 1},
+        token=game16.token(general),
+    )
+    assert response.status_code == 409 and response.json()["code"] == "late"
+    assert not Order.objects.exists()
+    ok = api.put(
+        f"/tournaments/{game16.id}/orders/mine",
+        {"kind": "move", "path": ["crab-hiruma"], "turn": 2},
+        token=game16.token(general),
+    )
+    assert ok.status_code == 200, ok.content
