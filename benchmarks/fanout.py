@@ -1,0 +1,516 @@
+"""Live-update fan-out: 100, 500 and 1,000 pages of one tournament learn of a new turn.
+
+A measurement, not a test: prints a table and the verdict against the target (500 clients:
+p99 under 1 s, none left on the old turn after the resync) and exits 0.
+
+    .venv/bin/python benchmarks/fanout.py                  # 100, 500 and 1,000 clients
+    .venv/bin/python benchmarks/fanout.py --clients 50 200 # other sizes
+    .venv/bin/python benchmarks/fanout.py --servers 2      # clients spread over 2 servers
+
+Against a real server: ``manage.py serve --no-clock`` (Daphne) in a subprocess, with the
+Redis channel layer (``REDIS_URL=redis://127.0.0.1:6379/12``), DEBUG off, and a scratch
+SQLite database holding a 16-player tournament with turn 1 open, built through the services.
+
+Each client is what a page does (``static/js/live.js``): a websocket to
+``ws/tournaments/<id>/`` and a keep-alive HTTP connection on which it fetched the state
+once at load. Then a judge resolves the turn (``POST …/clock/resolve-now`` with an API
+key), and for each client the time is taken from that POST until it has the new turn: the
+event arrives, then ``GET …/state`` as the public answers. A client without the event 5 s
+after the POST fetches the state anyway (the page's safety net) and counts as having
+missed the event. Clients, server and Redis share the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import platform
+import resource
+import secrets
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SIZES = (100, 500, 1_000)
+REDIS_URL = "redis://127.0.0.1:6379/12"
+HOST = "127.0.0.1"
+EVENT_WAIT = 5.0  # seconds after the POST before a client resyncs without the event
+CONNECT_AT_ONCE = 50  # handshakes in flight while the clients connect
+TARGET_CLIENTS, TARGET_P99 = 500, 1.0
+
+
+# --- A minimal RFC 6455 client and a keep-alive HTTP/1.1 client over asyncio streams ---------
+
+
+class WebSocket:
+    """Text frames, pings answered, server frames unmasked and unfragmented (Daphne's)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def connect(cls, port: int, path: str) -> WebSocket:
+        reader, writer = await asyncio.open_connection(HOST, port)
+        key = base64.b64encode(secrets.token_bytes(16)).decode()
+        writer.write(
+            (
+                f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                f"Sec-WebSocket-Version: 13\r\nOrigin: http://{HOST}:{port}\r\n\r\n"
+            ).encode()
+        )
+        head = await reader.readuntil(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise ConnectionError(head.split(b"\r\n", 1)[0].decode())
+        return cls(reader, writer)
+
+    def _send(self, opcode: int, payload: bytes) -> None:
+        mask = secrets.token_bytes(4)
+        size = len(payload)
+        if size < 126:
+            header = struct.pack("!BB", 0x80 | opcode, 0x80 | size)
+        elif size < 65536:
+            header = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, size)
+        else:
+            header = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, size)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.writer.write(header + mask + masked)
+
+    async def receive(self) -> dict[str, Any] | None:
+        """The next JSON text message; None when the server closes or drops the socket."""
+        try:
+            return await self._receive()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return None
+
+    async def _receive(self) -> dict[str, Any] | None:
+        while True:
+            first, second = await self.reader.readexactly(2)
+            opcode, size = first & 0x0F, second & 0x7F
+            if size == 126:
+                (size,) = struct.unpack("!H", await self.reader.readexactly(2))
+            elif size == 127:
+                (size,) = struct.unpack("!Q", await self.reader.readexactly(8))
+            payload = await self.reader.readexactly(size)
+            if opcode == 0x1:
+                message: dict[str, Any] = json.loads(payload)
+                return message
+            if opcode == 0x8:
+                return None
+            if opcode == 0x9:
+                self._send(0xA, payload)
+
+    async def close(self) -> None:
+        try:
+            self._send(0x8, struct.pack("!H", 1000))
+            await self.writer.drain()
+        except (ConnectionError, RuntimeError):
+            pass
+        self.writer.close()
+
+
+class Http:
+    """One keep-alive connection, as a browser keeps to the site; reopened if dropped."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def request(
+        self, method: str, path: str, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
+        for attempt in (1, 2):
+            fresh = self.streams is None
+            if self.streams is None:
+                self.streams = await asyncio.open_connection(HOST, self.port)
+            reader, writer = self.streams
+            lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}"]
+            lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+            lines += ["Content-Length: 0", "", ""]
+            try:
+                writer.write("\r\n".join(lines).encode())
+                return await self._response(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                self.close()
+                if fresh or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _response(self, reader: asyncio.StreamReader) -> tuple[int, bytes]:
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        status = int(head[0].split()[1])
+        fields = {
+            k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in head[1:] if h)
+        }
+        if "content-length" in fields:
+            body = await reader.readexactly(int(fields["content-length"]))
+        elif fields.get("transfer-encoding", "").lower() == "chunked":
+            parts = []
+            while True:
+                size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                chunk = await reader.readexactly(size + 2)
+                if size == 0:
+                    break
+                parts.append(chunk[:-2])
+            body = b"".join(parts)
+        else:
+            body = await reader.read()
+            self.close()
+        if fields.get("connection", "").lower() == "close":
+            self.close()
+        return status, body
+
+    def close(self) -> None:
+        if self.streams is not None:
+            self.streams[1].close()
+            self.streams = None
+
+
+# --- The scratch tournament and the server ----------------------------------------------------
+
+
+def build_tournament() -> tuple[int, str]:
+    """Migrate the scratch database, build a running 16-player tournament, make a judge key."""
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connections
+    from django.utils import timezone
+
+    from referees.access import judge_key_create
+    from referees.services import (
+        Actor,
+        player_register,
+        start_positions_declare,
+        tournament_advance,
+        tournament_create,
+        tournament_start,
+    )
+    from sl5r.rules.clans import CLANS
+    from sl5r.rules.mapgraph import rokugan_map
+    from strategic_map.services import map_import
+
+    call_command("migrate", verbosity=0)
+    now = timezone.now()
+    graph = rokugan_map()
+    judge = get_user_model().objects.create_user(username="bench-judge", password=None)
+    actor = Actor.of_user(judge)
+    tournament = tournament_create(
+        name="Fan-out benchmark",
+        judge=judge,
+        game_map=map_import(slug="rokugan", data=graph.to_dict()),
+        player_count=16,
+        now=now,
+        turn_seconds=3600,
+        turns_total=None,
+    )
+    for clan in CLANS:
+        for number in (1, 2):
+            player_register(
+                tournament=tournament,
+                name=f"{clan.title()} General {number}",
+                clan=clan,
+                role="general",
+                actor=actor,
+                now=now,
+            )
+    tournament_start(tournament_id=tournament.pk, actor=actor, now=now)
+    for clan in CLANS:
+        homes = sorted(graph.home_provinces[clan], key=lambda p: (p not in graph.castles, p))
+        start_positions_declare(
+            tournament_id=tournament.pk,
+            clan=clan,
+            positions={f"{clan}-{n}": homes[n - 1] for n in (1, 2)},
+            actor=actor,
+            now=now,
+        )
+    tournament_advance(tournament_id=tournament.pk, actor=actor, now=now)
+    tournament_advance(tournament_id=tournament.pk, actor=actor, now=now)
+    key = judge_key_create(user=judge, label="fanout").key
+    connections.close_all()
+    return tournament.pk, key
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+async def wait_until_serving(
+    port: int, tournament_id: int, server: subprocess.Popen[bytes]
+) -> None:
+    http = Http(port)
+    for _ in range(300):
+        if server.poll() is not None:
+            raise RuntimeError(f"the server exited with {server.returncode}")
+        try:
+            status, _ = await http.request("GET", f"/api/tournaments/{tournament_id}/state")
+            if status == 200:
+                http.close()
+                return
+        except OSError:
+            pass
+        await asyncio.sleep(0.1)
+    raise RuntimeError("the server did not answer in 30 s")
+
+
+# --- One round: N clients, one resolved turn --------------------------------------------------
+
+
+@dataclass
+class Client:
+    port: int
+    ws: WebSocket
+    http: Http
+    version: int
+    turn: int
+
+
+@dataclass
+class Outcome:
+    event_s: float | None  # POST → event received; None: missed
+    new_turn_s: float  # POST → state with the new turn fetched (or the resync's answer)
+    turn: int
+    dropped: bool  # the server closed the websocket before the event
+
+
+async def open_client(port: int, tournament_id: int, gate: asyncio.Semaphore) -> Client:
+    async with gate:
+        ws = await WebSocket.connect(port, f"/ws/tournaments/{tournament_id}/")
+        hello = await ws.receive()
+        assert hello is not None and hello["type"] == "hello", hello
+        http = Http(port)
+        state = await fetch_state(http, tournament_id)
+        return Client(port, ws, http, hello["version"], state["tournament"]["turn"])
+
+
+async def fetch_state(http: Http, tournament_id: int) -> dict[str, Any]:
+    status, body = await http.request(
+        "GET", f"/api/tournaments/{tournament_id}/state", {"Accept": "application/json"}
+    )
+    if status != 200:
+        raise RuntimeError(f"state: HTTP {status}: {body[:200]!r}")
+    state: dict[str, Any] = json.loads(body)
+    return state
+
+
+async def watch(client: Client, tournament_id: int, posted: asyncio.Future[float]) -> Outcome:
+    """What the page does: wait for a newer version, then fetch; or resync after 5 s.
+
+    A socket the server drops is reopened after 1 s, as live.js does; its ``hello`` with a
+    newer version then counts like the event would (but the event is counted as missed).
+    """
+    event_at: float | None = None
+    dropped = False
+    receiving = asyncio.ensure_future(client.ws.receive())
+    t0 = await posted
+    while True:
+        left = t0 + EVENT_WAIT - time.perf_counter()
+        done, _ = await asyncio.wait({receiving}, timeout=max(0.0, left))
+        if not done:
+            receiving.cancel()
+            break  # the safety net: fetch without the event
+        message = receiving.result()
+        if message is None:
+            dropped = True
+            await asyncio.sleep(1)
+            try:
+                client.ws = await WebSocket.connect(
+                    client.port, f"/ws/tournaments/{tournament_id}/"
+                )
+            except (OSError, ConnectionError):
+                await asyncio.sleep(max(0.0, t0 + EVENT_WAIT - time.perf_counter()))
+                break
+        elif message.get("version", 0) > client.version:
+            if message["type"] == "event":
+                event_at = time.perf_counter()
+            break
+        receiving = asyncio.ensure_future(client.ws.receive())
+    state = await fetch_state(client.http, tournament_id)
+    end = time.perf_counter()
+    return Outcome(
+        event_s=None if event_at is None else event_at - t0,
+        new_turn_s=end - t0,
+        turn=state["tournament"]["turn"],
+        dropped=dropped,
+    )
+
+
+async def run_round(ports: list[int], tournament_id: int, key: str, count: int) -> dict[str, Any]:
+    gate = asyncio.Semaphore(CONNECT_AT_ONCE)
+    start = time.perf_counter()
+    clients = await asyncio.gather(
+        *(open_client(ports[i % len(ports)], tournament_id, gate) for i in range(count))
+    )
+    connect_s = time.perf_counter() - start
+    old_turn = max(c.turn for c in clients)
+
+    posted: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+    watchers = [asyncio.ensure_future(watch(c, tournament_id, posted)) for c in clients]
+    await asyncio.sleep(0.2)  # every watcher is reading its socket
+    judge = Http(ports[0])
+    t0 = time.perf_counter()
+    posted.set_result(t0)
+    status, body = await judge.request(
+        "POST",
+        f"/api/tournaments/{tournament_id}/clock/resolve-now",
+        {"Authorization": f"Bearer {key}"},
+    )
+    post_s = time.perf_counter() - t0
+    judge.close()
+    if status != 200:
+        raise RuntimeError(f"resolve-now: HTTP {status}: {body[:300]!r}")
+    outcomes = await asyncio.gather(*watchers)
+
+    for client in clients:
+        await client.ws.close()
+        client.http.close()
+    await asyncio.sleep(0.5)  # let the server see the closes before the next round
+
+    times = sorted(o.new_turn_s for o in outcomes)
+    events = sorted(o.event_s for o in outcomes if o.event_s is not None)
+    return {
+        "clients": count,
+        "connect_s": connect_s,
+        "post_s": post_s,
+        "median": statistics.median(times),
+        "p99": quantile(times, 0.99),
+        "max": times[-1],
+        "event_median": statistics.median(events) if events else None,
+        "event_p99": quantile(events, 0.99) if events else None,
+        "missed": sum(o.event_s is None for o in outcomes),
+        "old_turn": sum(o.turn <= old_turn for o in outcomes),
+        "dropped": sum(o.dropped for o in outcomes),
+    }
+
+
+def quantile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank quantile of an already sorted list."""
+    rank = max(1, -(-len(sorted_values) * q // 1))
+    return sorted_values[int(rank) - 1]
+
+
+def raise_fd_limit() -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 16_384 if hard == resource.RLIM_INFINITY else min(hard, 16_384)
+    if soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def ms(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1000:.0f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument(
+        "--servers", type=int, default=1, help="server processes sharing the Redis layer"
+    )
+    args = parser.parse_args(argv)
+    fds = raise_fd_limit()  # the server inherits it: two sockets per client on each side
+
+    scratch = Path(tempfile.mkdtemp(prefix="sl5r-fanout-"))
+    env = {
+        **os.environ,
+        # Another settings module may be measured: DJANGO_SETTINGS_MODULE=... (see README).
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "sl5r.settings"),
+        "DATABASE_URL": f"sqlite:///{scratch / 'bench.sqlite3'}",
+        "REDIS_URL": REDIS_URL,
+        "SECRET_KEY": secrets.token_urlsafe(40),
+        "DEBUG": "0",
+        "SECURE_SSL_REDIRECT": "0",
+        "LOG_LEVEL": "WARNING",
+        "DJANGO_LOG_LEVEL": "WARNING",
+    }
+    os.environ.update(env)
+    tournament_id, key = build_tournament()
+
+    ports = [free_port() for _ in range(args.servers)]
+    log = (scratch / "server.log").open("wb")
+    servers = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--port", str(port), "--no-clock", "-v", "0"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        for port in ports
+    ]
+    rows = []
+    try:
+        for port, server in zip(ports, servers, strict=True):
+            asyncio.run(wait_until_serving(port, tournament_id, server))
+        for count in args.clients:
+            rows.append(asyncio.run(run_round(ports, tournament_id, key, count)))
+    finally:
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        log.close()
+
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"machine: {platform.system()} {platform.machine()}, nproc {os.cpu_count()}, "
+        f"Python {platform.python_version()}; load average {load}; file descriptors {fds}"
+    )
+    print(
+        f"server: manage.py serve --no-clock (Daphne) × {args.servers} process(es), "
+        f"settings {env['DJANGO_SETTINGS_MODULE']}, REDIS_URL {REDIS_URL}, SQLite scratch "
+        f"database, DEBUG off; server log {scratch / 'server.log'}"
+    )
+    print("time from the resolve-now POST until the client holds the new turn (event + GET state)")
+    print()
+    print(
+        "| clients | connect all | POST answered | median | p99 | max "
+        "| event only: median / p99 | missed the event | socket dropped | on the old turn |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['clients']:,} | {r['connect_s']:.1f} s | {ms(r['post_s'])} | {ms(r['median'])} "
+            f"| {ms(r['p99'])} | {ms(r['max'])} | {ms(r['event_median'])} / {ms(r['event_p99'])} "
+            f"| {r['missed']} | {r['dropped']} | {r['old_turn']} |"
+        )
+    errors = (scratch / "server.log").read_text(errors="replace").count("Exception inside")
+    print(f"\nserver: {errors} exceptions inside the application (see the server log)")
+    print()
+    target = next((r for r in rows if r["clients"] == TARGET_CLIENTS), None)
+    if target is None:
+        print(f"(no {TARGET_CLIENTS}-client round: no verdict)")
+    else:
+        fast = target["p99"] < TARGET_P99
+        print(
+            ("PASS" if fast else "MISS")
+            + f"  {TARGET_CLIENTS} clients, p99 under {TARGET_P99:g} s: {ms(target['p99'])}"
+        )
+    stale = sum(r["old_turn"] for r in rows)
+    print(("PASS" if stale == 0 else "MISS") + f"  no client left on the old turn: {stale}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
