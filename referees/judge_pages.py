@@ -158,6 +158,35 @@ DRAW_METHODS: dict[str, Promise] = {
     "scorpion": gettext_lazy("the Scorpion's choice"),
 }
 
+# A Scorpion's choice on a swap, as the history shows it.
+ON_SWAP: dict[str, Promise] = {
+    "advance": gettext_lazy("advance"),
+    "stay": gettext_lazy("stay"),
+}
+
+# Why the rules engine rejected an order: its reason is "<code>: <English text>", and the
+# history shows the code's text in the reader's language (an unknown code as it came).
+REJECTIONS: dict[str, Promise] = {
+    "late": gettext_lazy("the deadline has passed"),
+    "in_battle": gettext_lazy("the army is in a battle"),
+    "destroyed": gettext_lazy("the army is destroyed: it can only reform"),
+    "too_many_steps": gettext_lazy("a move goes one or two provinces"),
+    "not_unicorn": gettext_lazy("only a Unicorn army may move two provinces"),
+    "abilities_off": gettext_lazy("clan abilities are off: no two-province moves"),
+    "unknown_province": gettext_lazy("there is no such province"),
+    "not_adjacent": gettext_lazy("that province is not next to the army"),
+    "impassable": gettext_lazy("that province is impassable"),
+    "returns": gettext_lazy("a two-province move may not end where it started"),
+    "occupied": gettext_lazy(
+        "a two-province move needs both provinces empty at the start of the turn"
+    ),
+    "not_destroyed": gettext_lazy("only a destroyed army can reform"),
+    "too_early": gettext_lazy("the army may not reform yet"),
+    "not_castle": gettext_lazy("that province has no castle"),
+    "not_home": gettext_lazy("that province is not a home province of the army's clan"),
+    "not_controlled": gettext_lazy("the army's clan does not control that province"),
+}
+
 
 def _texts(strings: dict[str, Promise]) -> dict[str, str]:
     return {key: str(value) for key, value in strings.items()}
@@ -450,12 +479,21 @@ def _order_text(order: dict[str, Any], names: dict[str, str]) -> str:
     return f"{text} ({', '.join(notes)})" if notes else text
 
 
+def _rejection_text(reason: str | None) -> str | None:
+    """A rejected order's reason (``"<code>: <text>"``) in the active language."""
+    if not reason:
+        return reason
+    text = REJECTIONS.get(reason.partition(":")[0].strip())
+    return str(text) if text is not None else reason
+
+
 def _label_turn(turn: dict[str, Any], names: dict[str, str]) -> None:
     """Names for people on the rows of a played turn (clans, orders, outcomes, draws)."""
     for order in turn["orders"]:
         order["clan_name"] = clan_name(order["clan"]) if order.get("clan") else ""
         outcome = order.get("outcome")
         order["outcome_label"] = str(OUTCOMES.get(outcome, outcome or ""))
+        order["reason"] = _rejection_text(order.get("reason"))
         order["text"] = _order_text(order, names)
         order["from_name"] = names.get(order["from"], order["from"] or "")
         order["province_name"] = names.get(order["province"], order["province"] or "")
@@ -464,6 +502,8 @@ def _label_turn(turn: dict[str, Any], names: dict[str, str]) -> None:
         )
     for draw in turn["draws"]:
         draw["method_label"] = str(DRAW_METHODS.get(draw.get("method", ""), draw.get("method")))
+        on_swap = draw.get("on_swap") or ""
+        draw["on_swap_label"] = str(ON_SWAP[on_swap]) if on_swap in ON_SWAP else on_swap
         draw["names"] = [names.get(p, p) for p in draw.get("provinces", [])]
         draw["moving_from_name"] = names.get(draw.get("moving_from"), draw.get("moving_from"))
     for meeting in [*turn["meetings"], *turn["reinforcements"]]:
