@@ -1,0 +1,186 @@
+"""The data of the browser tests, built through the services as judges and players would.
+
+Run in a subprocess against the live server's scratch database, before the server starts:
+
+    DATABASE_URL=sqlite:////tmp/x.sqlite3 python -m tests.browser.scenario OUT.json
+
+It writes what the tests need to ``OUT.json``: the judge's username, password and API key,
+and per story a tournament id, a General's join token and army codes. Every tournament runs
+its turn 1 with a long clock (30 minutes), so the in-process clock resolves nothing while
+the tests run; only the tests do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+TURN_SECONDS = 30 * 60
+JUDGE_USERNAME = "browser-judge"
+
+
+def main(out: str) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sl5r.settings")
+    import django
+
+    django.setup()
+    data = build()
+    Path(out).write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def build() -> dict[str, Any]:
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from referees import services
+    from referees.access import judge_key_create
+    from referees.models import Player
+    from referees.services import Actor, OrderInput
+    from sl5r.rules.mapgraph import rokugan_map
+    from sl5r.rules.roles import ShortfallRule, ThreeVariant, lineup_propose
+    from strategic_map.services import map_import
+
+    now = timezone.now()
+    graph = rokugan_map()
+    game_map = map_import(slug="rokugan", data=graph.to_dict())
+    password = secrets.token_urlsafe(16)
+    # Staff, to sign in through the admin's login page, as `loaddemo` makes its judge.
+    judge = get_user_model().objects.create_user(
+        username=JUDGE_USERNAME, password=password, is_staff=True
+    )
+    actor = Actor.of_user(judge)
+
+    def tournament(name: str, players: int) -> tuple[int, dict[str, list[Player]]]:
+        """A tournament with R1's line-up for ``players``, turn 1 open; Generals by clan."""
+        created = services.tournament_create(
+            name=name,
+            judge=judge,
+            game_map=game_map,
+            player_count=players,
+            now=now,
+            turn_seconds=TURN_SECONDS,
+        )
+        lineup = lineup_propose(
+            players,
+            shortfall=ShortfallRule.SMALLER_CLANS,
+            variant=ThreeVariant.GENERALS_AND_DAIMYO,
+        )
+        generals: dict[str, list[Player]] = {}
+        for clan, roles in lineup.clans.items():
+            for number, role in enumerate(roles, start=1):
+                player = services.player_register(
+                    tournament=created,
+                    name=f"{clan.title()} {role.value} {number}",
+                    clan=clan,
+                    role=role.value,
+                    actor=actor,
+                    now=now,
+                )
+                if player.army is not None:
+                    generals.setdefault(clan, []).append(player)
+        services.tournament_start(tournament_id=created.pk, actor=actor, now=now)
+        for clan, players_of_clan in generals.items():
+            codes = [p.army.code for p in players_of_clan if p.army is not None]
+            services.start_positions_declare(
+                tournament_id=created.pk,
+                clan=clan,
+                positions=_start_positions(graph, clan, codes),
+                actor=actor,
+                now=now,
+            )
+        services.tournament_advance(tournament_id=created.pk, actor=actor, now=now)
+        services.tournament_advance(tournament_id=created.pk, actor=actor, now=now)
+        return created.pk, generals
+
+    def board_armies(tournament_id: int) -> dict[str, str]:
+        from referees.models import Tournament
+
+        found = Tournament.objects.select_related("campaign").get(pk=tournament_id)
+        armies: Mapping[str, Any] = found.campaign.board["armies"]
+        return {code: spot["province"] for code, spot in armies.items() if spot["province"]}
+
+    def move(player: Player, to: str) -> None:
+        fresh = Player.objects.select_related("army").get(pk=player.pk)
+        services.order_give(player=fresh, order=OrderInput(kind="move", path=(to,)), now=now)
+
+    def general(player: Player) -> dict[str, str]:
+        assert player.army is not None
+        return {"token": services.player_token(player), "army": player.army.code}
+
+    # The General's order on a phone.
+    order_id, order_generals = tournament("Browser: orders", 16)
+    # The judge's clock.
+    clock_id, _ = tournament("Browser: clock", 16)
+    # The big screen: Crab 1 has an order to an empty neighbour, and turn 1 has ten minutes
+    # less than a turn, so that the countdown visibly starts again when turn 2 opens.
+    screen_id, screen_generals = tournament("Browser: screen", 16)
+    mover = screen_generals["crab"][0]
+    assert mover.army is not None
+    positions = board_armies(screen_id)
+    start = positions[mover.army.code]
+    target = _free_neighbour(graph, start, occupied=set(positions.values()))
+    move(mover, target)
+    services.clock_extend(tournament_id=screen_id, seconds=-600, actor=actor, now=now)
+    # The Russian interface.
+    russian_id, russian_generals = tournament("Browser: русский", 16)
+    # A clan with a Daimyo: his Generals see their own army only (R1.1). Other armies have
+    # orders (his clan-mate's and an enemy's), so there is something that could leak.
+    daimyo_id, daimyo_generals = tournament("Browser: daimyo", 24)
+    positions = board_armies(daimyo_id)
+    occupied = set(positions.values())
+    for other in (daimyo_generals["crab"][1], daimyo_generals["crane"][0]):
+        assert other.army is not None
+        to = _free_neighbour(graph, positions[other.army.code], occupied=occupied)
+        occupied.add(to)
+        move(other, to)
+    viewer = daimyo_generals["crab"][0]
+    clanmate = daimyo_generals["crab"][1]
+    assert clanmate.army is not None
+    all_codes = sorted(
+        p.army.code for ps in daimyo_generals.values() for p in ps if p.army is not None
+    )
+
+    return {
+        "judge": {
+            "username": JUDGE_USERNAME,
+            "password": password,
+            "key": judge_key_create(user=judge, label="browser tests").key,
+        },
+        "order": {"id": order_id, **general(order_generals["crab"][0])},
+        "clock": {"id": clock_id},
+        "screen": {"id": screen_id, "army": mover.army.code, "from": start, "to": target},
+        "russian": {"id": russian_id, **general(russian_generals["crab"][0])},
+        "daimyo": {
+            "id": daimyo_id,
+            **general(viewer),
+            "others": [code for code in all_codes if code != general(viewer)["army"]],
+            # Where his clan-mate's army stands: the page must not say so.
+            "clanmate_province": positions[clanmate.army.code],
+        },
+    }
+
+
+def _start_positions(graph: Any, clan: str, codes: Sequence[str]) -> dict[str, str]:
+    """R3.2: each army in a different home province, castle provinces first."""
+    homes = sorted(graph.home_provinces[clan], key=lambda p: (p not in graph.castles, p))
+    return dict(zip(sorted(codes), homes, strict=False))
+
+
+def _free_neighbour(graph: Any, province: str, *, occupied: set[str]) -> str:
+    """A passable neighbour of ``province`` with no army in it (first by id)."""
+    blocked = graph.blocked_provinces()
+    for candidate in sorted(graph.neighbours[province]):
+        if candidate not in blocked and candidate not in occupied:
+            return str(candidate)
+    raise LookupError(f"no free neighbour next to {province}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m tests.browser.scenario OUT.json")
+    main(sys.argv[1])
