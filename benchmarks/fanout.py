@@ -15,9 +15,11 @@ Each client is what a page does (``static/js/live.js``): a websocket to
 ``ws/tournaments/<id>/`` and a keep-alive HTTP connection on which it fetched the state
 once at load. Then a judge resolves the turn (``POST …/clock/resolve-now`` with an API
 key), and for each client the time is taken from that POST until it has the new turn: the
-event arrives, then ``GET …/state`` as the public answers. A client without the event 5 s
-after the POST fetches the state anyway (the page's safety net) and counts as having
-missed the event. Clients, server and Redis share the machine.
+event arrives carrying the public state (the clients are public pages), which the client
+takes as is, as live.js does; an event without a state (or with an older one) is followed
+by ``GET …/state`` as the public answers. A client without the event 5 s after the POST
+fetches the state anyway (the page's safety net) and counts as having missed the event.
+Clients, server and Redis share the machine.
 """
 
 from __future__ import annotations
@@ -286,9 +288,10 @@ class Client:
 @dataclass
 class Outcome:
     event_s: float | None  # POST → event received; None: missed
-    new_turn_s: float  # POST → state with the new turn fetched (or the resync's answer)
+    new_turn_s: float  # POST → state with the new turn held (from the event, or fetched)
     turn: int
     dropped: bool  # the server closed the websocket before the event
+    fetched: bool  # the client had to GET the state (no usable state in the event)
 
 
 async def open_client(port: int, tournament_id: int, gate: asyncio.Semaphore) -> Client:
@@ -312,13 +315,15 @@ async def fetch_state(http: Http, tournament_id: int) -> dict[str, Any]:
 
 
 async def watch(client: Client, tournament_id: int, posted: asyncio.Future[float]) -> Outcome:
-    """What the page does: wait for a newer version, then fetch; or resync after 5 s.
+    """What the page does: wait for a newer version and take the state the event carries,
+    or fetch it (no state in the event, a ``hello``); or resync after 5 s.
 
     A socket the server drops is reopened after 1 s, as live.js does; its ``hello`` with a
     newer version then counts like the event would (but the event is counted as missed).
     """
     event_at: float | None = None
     dropped = False
+    state: dict[str, Any] | None = None
     receiving = asyncio.ensure_future(client.ws.receive())
     t0 = await posted
     while True:
@@ -341,15 +346,24 @@ async def watch(client: Client, tournament_id: int, posted: asyncio.Future[float
         elif message.get("version", 0) > client.version:
             if message["type"] == "event":
                 event_at = time.perf_counter()
+                carried = message.get("state")
+                if (
+                    isinstance(carried, dict)
+                    and carried["tournament"]["version"] >= message["version"]
+                ):
+                    state = carried  # live.js: onState(message.state), no fetch
             break
         receiving = asyncio.ensure_future(client.ws.receive())
-    state = await fetch_state(client.http, tournament_id)
+    fetched = state is None
+    if state is None:
+        state = await fetch_state(client.http, tournament_id)
     end = time.perf_counter()
     return Outcome(
         event_s=None if event_at is None else event_at - t0,
         new_turn_s=end - t0,
         turn=state["tournament"]["turn"],
         dropped=dropped,
+        fetched=fetched,
     )
 
 
@@ -398,6 +412,7 @@ async def run_round(ports: list[int], tournament_id: int, key: str, count: int) 
         "missed": sum(o.event_s is None for o in outcomes),
         "old_turn": sum(o.turn <= old_turn for o in outcomes),
         "dropped": sum(o.dropped for o in outcomes),
+        "fetched": sum(o.fetched for o in outcomes),
     }
 
 
@@ -482,18 +497,22 @@ def main(argv: list[str] | None = None) -> int:
         f"settings {env['DJANGO_SETTINGS_MODULE']}, REDIS_URL {REDIS_URL}, SQLite scratch "
         f"database, DEBUG off; server log {scratch / 'server.log'}"
     )
-    print("time from the resolve-now POST until the client holds the new turn (event + GET state)")
+    print(
+        "time from the resolve-now POST until the client holds the new turn "
+        "(the state in the event, else event + GET state)"
+    )
     print()
     print(
         "| clients | connect all | POST answered | median | p99 | max "
-        "| event only: median / p99 | missed the event | socket dropped | on the old turn |"
+        "| event only: median / p99 | missed the event | socket dropped | had to fetch "
+        "| on the old turn |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['clients']:,} | {r['connect_s']:.1f} s | {ms(r['post_s'])} | {ms(r['median'])} "
             f"| {ms(r['p99'])} | {ms(r['max'])} | {ms(r['event_median'])} / {ms(r['event_p99'])} "
-            f"| {r['missed']} | {r['dropped']} | {r['old_turn']} |"
+            f"| {r['missed']} | {r['dropped']} | {r['fetched']} | {r['old_turn']} |"
         )
     errors = (scratch / "server.log").read_text(errors="replace").count("Exception inside")
     print(f"\nserver: {errors} exceptions inside the application (see the server log)")

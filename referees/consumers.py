@@ -3,8 +3,11 @@
 A thin transport for the notifications of ``referees.events``: it says *that* something
 changed (the tournament's version, the kind of change, a turn number or phase) and never
 *what*; the page then fetches ``GET /api/tournaments/<id>/state``, where
-``tournament_state`` decides what the viewer may see (R1.1). So every watcher joins the
-same group, ``tournament.<id>``, and nothing else.
+``tournament_state`` decides what the viewer may see (R1.1). Judges and players join the
+group ``tournament.<id>`` and nothing else. The public joins ``tournament.<id>.public``
+instead, whose messages also carry ``state``, the public state built once per change, so
+that hundreds of spectators need not all fetch the same thing; only a public socket ever
+forwards a ``state``.
 
 Who is watching is decided as the API does (``referees.auth``): a ``?token=`` query
 parameter first (a player's join token or a judge's API key; the browser's websocket API
@@ -50,7 +53,8 @@ from referees.access import (
     user_is_active,
     user_judges,
 )
-from referees.events import PUBLIC_FIELDS, tournament_group
+from referees.events import PUBLIC_FIELDS, tournament_group, tournament_public_group
+from referees.models import Tournament
 from referees.services import TournamentError, player_from_token
 
 log = logging.getLogger(__name__)
@@ -139,6 +143,16 @@ def admit(scope: dict[str, Any], tournament_id: int) -> Admission:
     return Admission(viewer="public", version=version)
 
 
+def campaign_version(tournament_id: int) -> int:
+    """The tournament's current version (0 if it went away meanwhile)."""
+    version = (
+        Tournament.objects.filter(pk=tournament_id)
+        .values_list("campaign__version", flat=True)
+        .first()
+    )
+    return int(version or 0)
+
+
 class TournamentConsumer(AsyncJsonWebsocketConsumer):
     """Forwards the tournament's events; answers pings; everything else closes."""
 
@@ -148,19 +162,24 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         tournament_id: int = self.scope["url_route"]["kwargs"]["tournament_id"]
-        # Join before reading the version: an event committed in between is then either
-        # counted in ``hello`` or delivered after it, never lost.
-        group = tournament_group(tournament_id)
-        async with _group_gate():
-            await self.channel_layer.group_add(group, self.channel_name)
-        self.group, self.joined_at = group, time.monotonic()
+        # Who is watching decides the group, so admit first; the version for ``hello`` is
+        # read again after joining: an event committed in between is then either counted
+        # in ``hello`` or delivered after it, never lost.
         admission = await database_sync_to_async(admit)(self.scope, tournament_id)
         await self.accept()
         if admission.refused is not None:
-            await self.refuse(admission.refused)
+            await self.close(code=admission.refused)
             return
+        if admission.viewer == "public":
+            group = tournament_public_group(tournament_id)
+        else:
+            group = tournament_group(tournament_id)
+        async with _group_gate():
+            await self.channel_layer.group_add(group, self.channel_name)
+        self.group, self.joined_at = group, time.monotonic()
         self.viewer = admission.viewer
-        await self.send_json({"type": "hello", "version": admission.version})
+        version = await database_sync_to_async(campaign_version)(tournament_id)
+        await self.send_json({"type": "hello", "version": version})
 
     async def leave(self) -> None:
         if self.group is None:
@@ -205,7 +224,8 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "pong"})
 
     async def tournament_event(self, event: dict[str, Any]) -> None:
-        """A ``tournament.event`` from the group: forward its public fields, nothing else."""
+        """A ``tournament.event`` from the group: forward its public fields, nothing else;
+        and to a public viewer, the public ``state`` the public group's message carries."""
         if self.group is None or not self.viewer:
             return  # refused or closing: the group message raced the close
         out: dict[str, Any] = {
@@ -216,4 +236,6 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         for name in PUBLIC_FIELDS:
             if name in event:
                 out[name] = event[name]
+        if self.viewer == "public" and isinstance(event.get("state"), dict):
+            out["state"] = event["state"]  # built for Viewer.public() (referees.events)
         await self.send_json(out)

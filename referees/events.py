@@ -12,16 +12,30 @@ Daimyo may not learn where other armies are or which clan just gave an order. On
 (an army code, a clan, a province) is dropped here, in the one function that sends, rather
 than trusted to every caller. What a viewer may see is then fetched through
 ``tournament_state``, the single place visibility is decided.
+
+One exception, for speed: the public (the big screen, anonymous pages) all see the same
+state, so hundreds of them fetching it after a turn resolves cost hundreds of identical
+requests. Public sockets therefore join a second group, ``tournament.<id>.public``, and
+the message sent there carries, besides the same fields, ``state``: ``tournament_state``
+for ``Viewer.public()``, built once per change in the on-commit callback. Judges and
+players (whose states differ per viewer) are only in ``tournament.<id>`` and never get a
+``state``; no socket is in both groups.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
+from django.utils import timezone
+
+from referees.models import Tournament
+from referees.selectors import Viewer, tournament_state
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +48,30 @@ PUBLIC_FIELDS = ("turn", "phase")
 
 def tournament_group(tournament_id: int) -> str:
     return f"tournament.{tournament_id}"
+
+
+def tournament_public_group(tournament_id: int) -> str:
+    """The group of the public sockets only: its messages also carry the public state."""
+    return f"tournament.{tournament_id}.public"
+
+
+def public_state(tournament_id: int) -> dict[str, Any] | None:
+    """What ``GET …/state`` answers the public now, as JSON data; None if it cannot be built.
+
+    Never raises: it runs after the commit, where a failure must not reach the caller; the
+    public pages then fetch the state as judges and players do.
+    """
+    try:
+        tournament = Tournament.objects.select_related("campaign").get(pk=tournament_id)
+        state = tournament_state(tournament=tournament, viewer=Viewer.public(), now=timezone.now())
+        # The same JSON the API would send (and plain types for the layer's msgpack).
+        data: dict[str, Any] = json.loads(json.dumps(state, cls=DjangoJSONEncoder))
+        return data
+    except Exception:
+        log.warning(
+            "could not build the public state of tournament %s", tournament_id, exc_info=True
+        )
+        return None
 
 
 def event_payload(*, version: int, kind: str, **data: Any) -> dict[str, Any]:
@@ -56,7 +94,8 @@ def event_send_on_commit(*, tournament_id: int, version: int, kind: str, **data:
     """Announce a change to everyone watching the tournament once it is committed.
 
     ``data`` may hold anything a service finds useful to say, but only ``turn`` and
-    ``phase`` are broadcast: every watcher gets the same message whatever his role.
+    ``phase`` are broadcast. Judges and players get just that; the public group gets the
+    same plus the public state, built here once for all its sockets.
     """
     message = event_payload(version=version, kind=kind, **data)
 
@@ -69,6 +108,19 @@ def event_send_on_commit(*, tournament_id: int, version: int, kind: str, **data:
         except Exception:  # the change is committed; clients resync on the next version
             log.warning(
                 "could not broadcast %s for tournament %s", kind, tournament_id, exc_info=True
+            )
+        public = dict(message)
+        state = public_state(tournament_id)
+        if state is not None:
+            public["state"] = state
+        try:
+            async_to_sync(layer.group_send)(tournament_public_group(tournament_id), public)
+        except Exception:
+            log.warning(
+                "could not broadcast %s to the public of tournament %s",
+                kind,
+                tournament_id,
+                exc_info=True,
             )
 
     transaction.on_commit(send)

@@ -11,8 +11,10 @@
 //   live.close();
 //
 // The socket only says that something changed (a version, a kind, maybe a turn or phase);
-// what this viewer may see always comes from GET /api/tournaments/<id>/state. Events may be
-// lost, so the state is also fetched again on every reconnect and every 30 seconds.
+// what this viewer may see comes from GET /api/tournaments/<id>/state. For the public (the
+// big screen, anonymous pages) an event also carries `state`, the public state built once
+// by the server for all of them: it is used as is, without a fetch. Events may be lost, so
+// the state is also fetched again on every reconnect and every 30 seconds.
 // The protocol is described in docs/api.md, "Live updates".
 
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000];
@@ -74,6 +76,8 @@ export function connectLive({
         if (!response.ok) throw new Error(`GET ${stateUrl}: HTTP ${response.status}`);
         const state = await response.json();
         if (closed) return;
+        // A state an event brought while this fetch was out may already be newer.
+        if (state.tournament.version < version) break;
         // The server read its clock about halfway through the round trip.
         const serverTime = parseTime(state.tournament.clock.server_time);
         const serverOffsetMs = serverTime - (sent + Date.now()) / 2;
@@ -93,10 +97,20 @@ export function connectLive({
       failures = 0;
       onStatus("live");
       heard = message.version; // the server's word, even if lower (a restored database)
+      if (message.version < version) version = -1; // then take whatever state comes next
       if (message.version !== version || connectedBefore) refresh();
       connectedBefore = true;
     } else if (message.type === "event" && message.version > version) {
       heard = Math.max(heard, message.version);
+      const state = message.state;
+      if (state?.tournament?.version >= version && state.tournament.clock?.server_time) {
+        // Built by the server when the change committed, sent a moment ago: its
+        // server_time against our clock now is the offset (late by the delivery time).
+        const serverOffsetMs = parseTime(state.tournament.clock.server_time) - Date.now();
+        version = state.tournament.version;
+        onState(state, { serverOffsetMs });
+        if (version >= heard) return;
+      }
       refresh();
     }
   }

@@ -1,7 +1,8 @@
 """The live-update websocket ``ws/tournaments/<id>/`` (architecture, boundaries 4 and 5).
 
 Every watcher gets the same notification after a change commits: the version, the kind of
-change and a turn number or phase, never an army, clan or province. The connections go
+change and a turn number or phase, never an army, clan or province. The public alone also
+gets ``state``, the public state (``tournament_state`` for ``Viewer.public()``). The connections go
 through the whole ASGI application (origin check, cookies, session, auth, routing).
 """
 
@@ -31,7 +32,9 @@ from referees.consumers import (
     CLOSE_TOO_BIG,
     CLOSE_UNSUPPORTED_DATA,
 )
-from referees.events import event_payload, tournament_group
+from referees.events import event_payload, tournament_group, tournament_public_group
+from referees.models import Tournament
+from referees.selectors import Viewer, tournament_state
 from referees.services import OrderInput
 from sl5r.asgi import application
 from sl5r.rules.clans import CLANS
@@ -151,6 +154,8 @@ async def test_judge_player_and_public_all_get_the_turn_resolved_event(game16: G
     version = await database_sync_to_async(version_of)(game16)
     for comm, hello in zip((judge, player, public), hellos, strict=True):
         event = await comm.receive_json_from(timeout=TIMEOUT)
+        if comm is public:
+            assert event.pop("state")["tournament"]["turn"] == 2  # see the tests below
         assert event == {
             "type": "event",
             "version": version,
@@ -239,6 +244,111 @@ async def test_events_tell_a_general_under_a_daimyo_nothing_but_that_something_c
     await comm.disconnect()
 
 
+def army_codes(game: Game) -> set[str]:
+    return set(
+        Army.objects.filter(campaign=game.tournament.campaign).values_list("code", flat=True)
+    )
+
+
+def public_state_now(game: Game) -> dict[str, Any]:
+    tournament = Tournament.objects.select_related("campaign").get(pk=game.id)
+    return tournament_state(tournament=tournament, viewer=Viewer.public(), now=timezone.now())
+
+
+def without_timing(state: dict[str, Any]) -> dict[str, Any]:
+    """The state without what depends on the moment it was built (the clock's now)."""
+    clock = {
+        k: v
+        for k, v in state["tournament"]["clock"].items()
+        if k not in ("server_time", "remaining")
+    }
+    return {**state, "tournament": {**state["tournament"], "clock": clock}}
+
+
+async def test_public_socket_gets_the_public_state_in_the_event(game16: Game) -> None:
+    """The public need not fetch: the event brings the new turn's public state, the same
+    as ``tournament_state`` for the public (but for the clock's moment)."""
+    # given
+    public = communicator(game16.id)
+    await connected(public)
+
+    # when
+    await database_sync_to_async(resolve_now)(game16)
+
+    # then
+    event = await public.receive_json_from(timeout=TIMEOUT)
+    expected = await database_sync_to_async(public_state_now)(game16)
+    assert event["kind"] == "turn_resolved"
+    state = event["state"]
+    assert state["tournament"]["turn"] == 2 == expected["tournament"]["turn"]
+    assert state["tournament"]["version"] == event["version"]
+    assert state["viewer"]["kind"] == "public"
+    assert state["tournament"]["clock"]["server_time"]
+    assert without_timing(state) == without_timing(json.loads(json.dumps(expected)))
+    await public.disconnect()
+
+
+async def test_judge_and_general_under_a_daimyo_get_no_state_and_public_no_army(
+    game24: Game,
+) -> None:
+    """R1.1: only the public socket carries a state. The judge's and a Crane General's
+    (his clan has a Daimyo) raw messages have no ``state`` and no army code; nor has the
+    public's, whose state shows no armies when the clans have a Daimyo."""
+    # given
+    cookie = await database_sync_to_async(session_cookie)(judge=game24.judge)
+    general = await database_sync_to_async(game24.player)("crane")
+    token = await database_sync_to_async(game24.token)(general)
+    judge = communicator(game24.id, cookie=cookie)
+    player = communicator(game24.id, token=token)
+    public = communicator(game24.id)
+    for comm in (judge, player, public):
+        await connected(comm)
+    codes = await database_sync_to_async(army_codes)(game24)
+    assert codes
+
+    # when
+    await database_sync_to_async(resolve_now)(game24)
+
+    # then
+    for comm in (judge, player):
+        text = await next_event_text(comm)
+        event = json.loads(text)
+        assert event["kind"] == "turn_resolved"
+        assert set(event) <= EVENT_KEYS, event
+        assert '"state"' not in text
+        leaked = sorted(c for c in codes if c in text)
+        assert not leaked, f"{leaked} in {text}"
+    text = await next_event_text(public)
+    event = json.loads(text)
+    assert event["state"]["armies"] == []
+    assert event["state"]["tournament"]["turn"] == 2
+    leaked = sorted(c for c in codes if f'"{c}"' in text)
+    assert not leaked, f"{leaked} in {text}"
+    for comm in (judge, player, public):
+        assert await comm.receive_nothing(timeout=0.1)
+        await comm.disconnect()
+
+
+async def test_a_state_sent_to_the_main_group_is_never_forwarded(game16: Game) -> None:
+    """Even if other code put a ``state`` in the judges' and players' group, a judge's
+    socket drops it: only public sockets forward a state."""
+    cookie = await database_sync_to_async(session_cookie)(judge=game16.judge)
+    judge = communicator(game16.id, cookie=cookie)
+    hello = await connected(judge)
+
+    await get_channel_layer().group_send(
+        tournament_group(game16.id),
+        {"type": "tournament.event", "version": hello["version"] + 1, "kind": "x", "state": {}},
+    )
+
+    assert await judge.receive_json_from(timeout=TIMEOUT) == {
+        "type": "event",
+        "version": hello["version"] + 1,
+        "kind": "x",
+    }
+    await judge.disconnect()
+
+
 def test_event_payload_drops_everything_but_version_kind_turn_and_phase() -> None:
     """What a service passes besides turn and phase never reaches the channel layer."""
     message = event_payload(
@@ -261,7 +371,7 @@ async def test_consumer_forwards_only_public_fields_of_a_group_message(game16: G
     hello = await connected(comm)
 
     await get_channel_layer().group_send(
-        tournament_group(game16.id),
+        tournament_public_group(game16.id),
         {"type": "tournament.event", "version": hello["version"] + 1, "kind": "x", "army": "a"},
     )
 
@@ -418,7 +528,7 @@ async def test_event_reaches_the_socket_through_redis(
     try:
         # a plain group_send from this loop
         await layer.group_send(
-            tournament_group(game16.id),
+            tournament_public_group(game16.id),
             {"type": "tournament.event", "version": hello["version"], "kind": "ping-test"},
         )
         assert (await comm.receive_json_from(timeout=TIMEOUT))["kind"] == "ping-test"
@@ -428,6 +538,7 @@ async def test_event_reaches_the_socket_through_redis(
         event = await comm.receive_json_from(timeout=TIMEOUT)
         assert event["kind"] == "turn_resolved"
         assert event["version"] == await database_sync_to_async(version_of)(game16)
+        assert event["state"]["tournament"]["turn"] == 2  # through msgpack intact
     finally:
         await comm.disconnect()
         await layer.flush()

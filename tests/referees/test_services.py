@@ -416,7 +416,7 @@ def test_every_change_is_announced_after_commit_with_a_growing_version(
     original = events.async_to_sync
 
     def capture(fn: Any) -> Any:
-        return lambda group, message: sent.append(message)
+        return lambda group, message: sent.append({**message, "group": group})
 
     events.async_to_sync = capture  # type: ignore[assignment]
     try:
@@ -429,8 +429,17 @@ def test_every_change_is_announced_after_commit_with_a_growing_version(
             )
     finally:
         events.async_to_sync = original
-    assert [m["kind"] for m in sent] == ["order", "clock"]
-    assert sent[0]["version"] < sent[1]["version"] == game16.refresh().campaign.version
+    main = [m for m in sent if m["group"] == events.tournament_group(game16.id)]
+    public = [m for m in sent if m["group"] == events.tournament_public_group(game16.id)]
+    assert [m["kind"] for m in main] == ["order", "clock"]
+    assert main[0]["version"] < main[1]["version"] == game16.refresh().campaign.version
+    assert not any("state" in m for m in main)
+    # the public group: the same events, each with the public state built after its commit
+    # (here both callbacks run at the end, so both states are the last version's)
+    assert [m["kind"] for m in public] == ["order", "clock"]
+    assert all(m["state"]["tournament"]["version"] >= m["version"] for m in public)
+    assert public[-1]["state"]["tournament"]["version"] == main[-1]["version"]
+    assert all(m["state"]["viewer"]["kind"] == "public" for m in public)
 
 
 def test_r4_a_turn_resolved_early_gives_the_next_turn_its_full_length_from_now(
