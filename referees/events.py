@@ -90,6 +90,12 @@ def event_payload(*, version: int, kind: str, **data: Any) -> dict[str, Any]:
     return message
 
 
+# Changes that alter nothing the public may see: the public group is not told (and no
+# public state is built) — an order is given up to 48 times a second in a burst, and the
+# public's next event or fetch carries the newer version anyway.
+NOT_PUBLIC_KINDS = frozenset({"order"})
+
+
 def event_send_on_commit(*, tournament_id: int, version: int, kind: str, **data: Any) -> None:
     """Announce a change to everyone watching the tournament once it is committed.
 
@@ -109,6 +115,8 @@ def event_send_on_commit(*, tournament_id: int, version: int, kind: str, **data:
             log.warning(
                 "could not broadcast %s for tournament %s", kind, tournament_id, exc_info=True
             )
+        if kind in NOT_PUBLIC_KINDS:
+            return
         public = dict(message)
         state = public_state(tournament_id)
         if state is not None:

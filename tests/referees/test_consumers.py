@@ -477,9 +477,12 @@ async def test_client_that_missed_an_event_sees_a_newer_version_in_hello(game16:
     await again.disconnect()
 
 
-async def test_versions_grow_strictly_with_each_event(game16: Game) -> None:
-    """Every change is a new, larger version; the last one is the campaign's."""
-    comm = communicator(game16.id)
+async def test_versions_grow_strictly_with_each_event(game16: Game, judge_key: str) -> None:
+    """Every change is a new, larger version; the last one is the campaign's.
+
+    Seen by a judge, who is told of every change (the public is not told of orders).
+    """
+    comm = communicator(game16.id, token=judge_key)
     versions = [(await connected(comm))["version"]]
 
     def changes() -> None:
@@ -543,3 +546,12 @@ async def test_event_reaches_the_socket_through_redis(
         await comm.disconnect()
         await layer.flush()
         await layer.close_pools()
+
+
+async def test_the_public_is_not_told_of_orders(game16: Game) -> None:
+    """An order changes nothing the public sees: no event, no public state built for it."""
+    comm = communicator(game16.id)
+    await connected(comm)
+    await database_sync_to_async(hold)(game16, "crab")
+    assert await comm.receive_nothing(timeout=0.3)
+    await comm.disconnect()
