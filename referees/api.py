@@ -537,8 +537,12 @@ def clock_undo(request: HttpRequest, tournament_id: int, payload: UndoIn) -> dic
 
 
 def _player_order(request: HttpRequest, tournament_id: int, order: OrderInput) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    player = _player(request, tournament)
+    # The caller's player row already names his tournament: no need to read it first (the
+    # service locks it anyway). Only a refusal looks it up, to tell 404 from 403.
+    player = caller_of(request).player
+    if player is None or player.tournament_id != tournament_id:
+        _player(request, tournament_get(tournament_id=tournament_id))
+        raise PermissionDenied(ERROR_NOT_PLAYER)
     rate_limit("orders", f"player:{player.pk}")
     stored = services.order_give(player=player, order=order, now=timezone.now())
     return _order_out(stored)

@@ -741,6 +741,8 @@ def _order_for(
     tournament: Tournament, army: Army, order: OrderInput, actor: Actor, now: datetime
 ) -> Order:
     turn = campaign_open_turn(tournament.campaign)
+    if turn is not None:
+        turn.campaign = tournament.campaign  # already read with the locked tournament
     if order.turn is not None and (turn is None or turn.number != order.turn):
         # Arrived after its turn was resolved: never carried into the next turn (R4).
         raise _refuse(

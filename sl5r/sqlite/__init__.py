@@ -1,0 +1,1 @@
+"""SQLite for the embedded setup: Django's backend with writers queued in the process."""
