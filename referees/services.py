@@ -120,7 +120,11 @@ def _announce(tournament: Tournament, kind: str, **data: Any) -> None:
 
 
 def _locked(tournament_id: int) -> Tournament:
-    """The tournament row, locked until the transaction ends (its operations are serial)."""
+    """The tournament row and its campaign's, locked until the transaction ends.
+
+    ``SELECT … FOR UPDATE`` over the join locks both rows, so a tournament's operations run
+    one at a time and read a campaign nobody else is changing.
+    """
     try:
         return (
             Tournament.objects.select_for_update().select_related("campaign").get(pk=tournament_id)
@@ -403,8 +407,7 @@ def start_positions_declare(
         raise _refuse(
             "starting positions are declared after set-up, before negotiation", "phase", 409
         )
-    campaign = Campaign.objects.select_for_update().get(pk=tournament.campaign_id)
-    tournament.campaign = campaign
+    campaign = tournament.campaign  # locked with the tournament (see _locked)
     armies = {a.code: a for a in Army.objects.filter(campaign=campaign, clan=clan)}
     if not armies:
         raise _refuse(f"clan: the {clan} have no armies in this tournament")
@@ -698,8 +701,7 @@ def clock_undo(*, tournament_id: int, actor: Actor, now: datetime, reason: str =
     tournament = _locked(tournament_id)
     if tournament.phase not in (Phase.RUNNING, Phase.FINISHED):
         raise _refuse("no turn has been resolved", "phase", 409)
-    campaign = Campaign.objects.select_for_update().get(pk=tournament.campaign_id)
-    tournament.campaign = campaign
+    campaign = tournament.campaign  # locked with the tournament (see _locked)
     last = (
         Turn.objects.filter(campaign=campaign, status=Turn.Status.RESOLVED)
         .order_by("-number")
@@ -860,8 +862,7 @@ def army_correct(
         raise _refuse("reason: say why the army is moved")
     tournament = _locked(tournament_id)
     _running(tournament)
-    campaign = Campaign.objects.select_for_update().get(pk=tournament.campaign_id)
-    tournament.campaign = campaign
+    campaign = tournament.campaign  # locked with the tournament (see _locked)
     army = Army.objects.filter(campaign=campaign, code=army_code).first()
     if army is None:
         raise _refuse(f'there is no army "{army_code}"', "not_found", 404)
@@ -911,8 +912,7 @@ def control_correct(
         raise _refuse(f'clan: unknown clan "{clan}"')
     tournament = _locked(tournament_id)
     _running(tournament)
-    campaign = Campaign.objects.select_for_update().get(pk=tournament.campaign_id)
-    tournament.campaign = campaign
+    campaign = tournament.campaign  # locked with the tournament (see _locked)
     before = campaign.board.get("control", {}).get(province)
     try:
         board_set_control(campaign=campaign, province=province, clan=clan)
