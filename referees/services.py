@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import zoneinfo
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -846,6 +846,43 @@ def order_swap_choice(*, player: Player, army_code: str, on_swap: str, now: date
 # --- Corrections ---------------------------------------------------------------------------
 
 
+def _board_correct(
+    *,
+    tournament_id: int,
+    action: str,
+    reason: str,
+    actor: Actor,
+    now: datetime,
+    change: Callable[[Campaign, Turn | None], dict[str, Any]],
+) -> None:
+    """A judge's change of the board, with a reason: locked, saved, logged, announced.
+
+    ``change`` edits the campaign's board and returns what the log records of it; a
+    ``ValueError`` from it (a province that does not exist, is impassable …) is refused.
+    """
+    tournament = _locked(tournament_id)
+    _running(tournament)
+    campaign = tournament.campaign  # locked with the tournament (see _locked)
+    turn = campaign_open_turn(campaign)
+    try:
+        details = change(campaign, turn)
+    except TournamentError:
+        raise
+    except ValueError as error:
+        raise _refuse(f"province: {error}") from error
+    campaign.save(update_fields=["board"])
+    _log(
+        tournament,
+        actor=actor,
+        action=action,
+        now=now,
+        turn=turn.number if turn else None,
+        reason=reason,
+        **details,
+    )
+    _announce(tournament, "correction")
+
+
 @transaction.atomic
 def army_correct(
     *,
@@ -860,17 +897,14 @@ def army_correct(
     """A judge moves an army by hand, or destroys it (``province`` None), with a reason."""
     if not reason.strip():
         raise _refuse("reason: say why the army is moved")
-    tournament = _locked(tournament_id)
-    _running(tournament)
-    campaign = tournament.campaign  # locked with the tournament (see _locked)
-    army = Army.objects.filter(campaign=campaign, code=army_code).first()
-    if army is None:
-        raise _refuse(f'there is no army "{army_code}"', "not_found", 404)
     if destroyed_by not in ("loss", "winner"):
         raise _refuse('destroyed_by: "loss" or "winner"')
-    turn = campaign_open_turn(campaign)
-    before = campaign.board.get("armies", {}).get(army_code)
-    try:
+
+    def move(campaign: Campaign, turn: Turn | None) -> dict[str, Any]:
+        army = Army.objects.filter(campaign=campaign, code=army_code).first()
+        if army is None:
+            raise _refuse(f'there is no army "{army_code}"', "not_found", 404)
+        before = campaign.board.get("armies", {}).get(army_code)
         board_place(
             campaign=campaign,
             army=army,
@@ -878,21 +912,16 @@ def army_correct(
             destroyed_in_turn=turn.number if turn else None,
             destroyed_by=destroyed_by,
         )
-    except ValueError as error:
-        raise _refuse(f"province: {error}") from error
-    campaign.save(update_fields=["board"])
-    _log(
-        tournament,
-        actor=actor,
+        return {"army": army_code, "before": before, "after": campaign.board["armies"][army_code]}
+
+    _board_correct(
+        tournament_id=tournament_id,
         action="army_corrected",
-        now=now,
-        turn=turn.number if turn else None,
         reason=reason,
-        army=army_code,
-        before=before,
-        after=campaign.board["armies"][army_code],
+        actor=actor,
+        now=now,
+        change=move,
     )
-    _announce(tournament, "correction", army=army_code)
 
 
 @transaction.atomic
@@ -910,28 +939,20 @@ def control_correct(
         raise _refuse("reason: say why control changes")
     if clan is not None and not is_clan(clan):
         raise _refuse(f'clan: unknown clan "{clan}"')
-    tournament = _locked(tournament_id)
-    _running(tournament)
-    campaign = tournament.campaign  # locked with the tournament (see _locked)
-    before = campaign.board.get("control", {}).get(province)
-    try:
+
+    def set_control(campaign: Campaign, turn: Turn | None) -> dict[str, Any]:
+        before = campaign.board.get("control", {}).get(province)
         board_set_control(campaign=campaign, province=province, clan=clan)
-    except ValueError as error:
-        raise _refuse(f"province: {error}") from error
-    campaign.save(update_fields=["board"])
-    turn = campaign_open_turn(campaign)
-    _log(
-        tournament,
-        actor=actor,
+        return {"province": province, "before": before, "after": clan}
+
+    _board_correct(
+        tournament_id=tournament_id,
         action="control_corrected",
-        now=now,
-        turn=turn.number if turn else None,
         reason=reason,
-        province=province,
-        before=before,
-        after=clan,
+        actor=actor,
+        now=now,
+        change=set_control,
     )
-    _announce(tournament, "correction", province=province)
 
 
 # --- Announcements ---------------------------------------------------------------------------

@@ -7,7 +7,6 @@
  * (PUT /api/tournaments/{id}/armies/{code}/on-swap, R5.3).
  */
 
-import { connectLive } from "./live.js";
 import {
   clanSwatch,
   clanStyles,
@@ -19,13 +18,11 @@ import {
 import {
   apiCall,
   errorText,
-  fetchState,
   fmt,
   formatTime,
-  liveStatusText,
   pageStrings,
   panelStrings,
-  startClock,
+  startPlayerPage,
 } from "./players.js";
 
 const root = document.getElementById("player-page");
@@ -45,8 +42,7 @@ const ui = {
 };
 
 let state = null;
-let offsetMs = 0;
-let live = null;
+let page = null;
 let panelProvince = null;
 
 const name = (id) => (provinceInfo(svg, id) || { name: id }).name;
@@ -147,16 +143,8 @@ function render() {
   renderScores();
 }
 
-async function refresh() {
-  if (live && typeof live.refresh === "function") {
-    await live.refresh();
-    return;
-  }
-  try {
-    onState(await fetchState(tournamentId), { serverOffsetMs: offsetMs });
-  } catch (_error) {
-    // The live connection brings the next state anyway.
-  }
+function refresh() {
+  return page.refresh();
 }
 
 for (const select of document.querySelectorAll(".js-swap select")) {
@@ -182,26 +170,13 @@ if (ui.showOrders) ui.showOrders.addEventListener("change", render);
 ui.panel.addEventListener("click", (event) => {
   if (event.target.closest(".panel-close")) render();
 });
-for (const item of document.querySelectorAll(".legend li[data-clan]")) {
-  item.prepend(clanSwatch(svg, item.dataset.clan));
-}
-
-function onState(next, meta = {}) {
-  state = next;
-  if (meta && Number.isFinite(meta.serverOffsetMs)) offsetMs = meta.serverOffsetMs;
-  render();
-}
-
-function onStatus(status) {
-  const { text, ok } = liveStatusText(S, status);
-  ui.live.textContent = text;
-  ui.live.classList.toggle("is-offline", !ok);
-}
-
-startClock(
-  { box: $("clock"), turn: $("clock-turn"), time: $("clock-time"), note: $("clock-note") },
+page = startPlayerPage({
+  tournamentId,
+  svg,
   S,
-  () => [state, offsetMs],
-  { urgent: false },
-);
-live = connectLive({ tournamentId, onState, onStatus });
+  urgent: false,
+  onState(next) {
+    state = next;
+    render();
+  },
+});

@@ -6,10 +6,8 @@
  * PUT/DELETE /api/tournaments/{id}/orders/mine with the session's CSRF token.
  */
 
-import { connectLive } from "./live.js";
 import {
   blockedProvinces,
-  clanSwatch,
   focusOn,
   provinceDetails,
   provinceInfo,
@@ -20,13 +18,11 @@ import {
 import {
   apiCall,
   errorText,
-  fetchState,
   fmt,
   formatTime,
-  liveStatusText,
   pageStrings,
   panelStrings,
-  startClock,
+  startPlayerPage,
 } from "./players.js";
 
 const root = document.getElementById("player-page");
@@ -64,13 +60,12 @@ const ui = {
 };
 
 let state = null;
-let offsetMs = 0;
 let choice = null; // {kind: "move", path: [..]} | {kind: "hold"} | {kind: "reform", reform}
 let choiceKey = ""; // the turn and province the choice was made for
 let zoomedIn = true;
 let focusedFor = null;
 let busy = false;
-let live = null;
+let page = null;
 let panelProvince = null;
 
 const name = (id) => (provinceInfo(svg, id) || { name: id }).name;
@@ -365,16 +360,8 @@ async function send(method, body, okText) {
   }
 }
 
-async function refresh() {
-  if (live && typeof live.refresh === "function") {
-    await live.refresh();
-    return;
-  }
-  try {
-    onState(await fetchState(tournamentId), { serverOffsetMs: offsetMs });
-  } catch (_error) {
-    // The live connection brings the next state anyway.
-  }
+function refresh() {
+  return page.refresh();
 }
 
 ui.send.addEventListener("click", () => {
@@ -396,26 +383,13 @@ ui.zoom.addEventListener("click", () => {
   zoomedIn = !zoomedIn;
   render();
 });
-for (const item of document.querySelectorAll(".legend li[data-clan]")) {
-  item.prepend(clanSwatch(svg, item.dataset.clan));
-}
-
-function onState(next, meta = {}) {
-  state = next;
-  if (meta && Number.isFinite(meta.serverOffsetMs)) offsetMs = meta.serverOffsetMs;
-  render();
-}
-
-function onStatus(status) {
-  const { text, ok } = liveStatusText(S, status);
-  ui.live.textContent = text;
-  ui.live.classList.toggle("is-offline", !ok);
-}
-
-startClock(
-  { box: $("clock"), turn: $("clock-turn"), time: $("clock-time"), note: $("clock-note") },
+page = startPlayerPage({
+  tournamentId,
+  svg,
   S,
-  () => [state, offsetMs],
-  { urgent: true },
-);
-live = connectLive({ tournamentId, onState, onStatus });
+  urgent: true,
+  onState(next) {
+    state = next;
+    render();
+  },
+});

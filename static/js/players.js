@@ -10,9 +10,12 @@
  *   startClock(elements, S, getState, {urgent})  the countdown from the server's clock
  *   liveStatusText(S, status)     connectLive's status in plain words
  *   formatTime(iso, state)        a time of day in the tournament's time zone
+ *   startPlayerPage({...})        legend swatches, the countdown and the live connection;
+ *                                 returns {refresh()} to fetch the state at once
  */
 
-import { remainingSeconds } from "./live.js";
+import { connectLive, remainingSeconds } from "./live.js";
+import { clanSwatch } from "./map.js";
 
 export function pageStrings(id = "page-strings") {
   const node = document.getElementById(id);
@@ -187,4 +190,49 @@ export function formatTime(iso, state) {
 /** The state once more over HTTP (after an order, in case the live update is slow). */
 export async function fetchState(tournamentId) {
   return apiCall("GET", `/tournaments/${tournamentId}/state`);
+}
+
+/**
+ * What both player pages do on start: a swatch beside each clan of the legend, the
+ * countdown from the server's clock (`urgent`: warn in the last minute), and the live
+ * connection. `onState(state)` gets every new state. `refresh()` fetches the state at once,
+ * after the page has changed something; a failure is left to the live connection.
+ */
+export function startPlayerPage({ tournamentId, svg, S, urgent, onState }) {
+  const $ = (id) => document.getElementById(id);
+  let current = null;
+  let offsetMs = 0;
+  for (const item of document.querySelectorAll(".legend li[data-clan]")) {
+    item.prepend(clanSwatch(svg, item.dataset.clan));
+  }
+
+  function received(next, meta = {}) {
+    current = next;
+    if (meta && Number.isFinite(meta.serverOffsetMs)) offsetMs = meta.serverOffsetMs;
+    onState(next);
+  }
+
+  const liveLabel = $("live-status");
+  function onStatus(status) {
+    const { text, ok } = liveStatusText(S, status);
+    liveLabel.textContent = text;
+    liveLabel.classList.toggle("is-offline", !ok);
+  }
+
+  startClock(
+    { box: $("clock"), turn: $("clock-turn"), time: $("clock-time"), note: $("clock-note") },
+    S,
+    () => [current, offsetMs],
+    { urgent },
+  );
+  connectLive({ tournamentId, onState: received, onStatus });
+  return {
+    async refresh() {
+      try {
+        received(await fetchState(tournamentId), { serverOffsetMs: offsetMs });
+      } catch (_error) {
+        // The live connection brings the next state anyway.
+      }
+    },
+  };
 }

@@ -157,6 +157,10 @@ def build() -> dict[str, Any]:
         "russian": {"id": russian_id, **general(russian_generals["crab"][0])},
         "daimyo": {
             "id": daimyo_id,
+            # The Crab Daimyo himself (R1.1: he sees the map and his Generals' orders).
+            "daimyo_token": services.player_token(
+                Player.objects.get(tournament_id=daimyo_id, clan="crab", role="daimyo")
+            ),
             **general(viewer),
             "others": [code for code in all_codes if code != general(viewer)["army"]],
             # Where his clan-mate's army stands: the page must not say so.

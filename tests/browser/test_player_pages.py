@@ -147,3 +147,20 @@ def _bodies(responses: list[Response]) -> list[tuple[str, str]]:
         body = response.body()
         found.append((response.url, body.decode("utf-8", errors="replace")))
     return found
+
+
+def test_a_daimyo_sees_his_generals_orders_live(
+    new_page: Callable[..., Page], live_site: LiveServer
+) -> None:
+    """R1.1: the Daimyo's page goes live, counts down, and lists his Generals' orders."""
+    game = live_site.data["daimyo"]
+    page = new_page("desktop")
+
+    page.goto(f"/join/{game['daimyo_token']}")
+    expect(page).to_have_url(re.compile(rf"/referees/tournaments/{game['id']}/clan/$"))
+    expect(page.locator("#live-status")).to_have_text(re.compile(r"^Live$"))
+    expect(page.locator("#clock-time")).to_have_text(re.compile(r"^\d+:\d\d"))
+    # Crab 2 was given a move in the scenario; the Daimyo sees it in his Generals' table.
+    row = page.locator("section[aria-labelledby=generals-heading] tbody tr", has_text="crab-2")
+    expect(row).to_contain_text("Move to")
+    snap(page, "clan-daimyo")
