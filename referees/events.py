@@ -24,8 +24,10 @@ players (whose states differ per viewer) are only in ``tournament.<id>`` and nev
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from concurrent.futures import Future
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -36,6 +38,7 @@ from django.utils import timezone
 
 from referees.models import Tournament
 from referees.selectors import Viewer, tournament_state
+from sl5r.threaded_http import server_loop
 
 log = logging.getLogger(__name__)
 
@@ -109,26 +112,47 @@ def event_send_on_commit(*, tournament_id: int, version: int, kind: str, **data:
         layer = get_channel_layer()
         if layer is None:
             return
-        try:
-            async_to_sync(layer.group_send)(tournament_group(tournament_id), message)
-        except Exception:  # the change is committed; clients resync on the next version
-            log.warning(
-                "could not broadcast %s for tournament %s", kind, tournament_id, exc_info=True
-            )
+        _group_send(layer, tournament_group(tournament_id), message)
         if kind in NOT_PUBLIC_KINDS:
             return
         public = dict(message)
         state = public_state(tournament_id)
         if state is not None:
             public["state"] = state
-        try:
-            async_to_sync(layer.group_send)(tournament_public_group(tournament_id), public)
-        except Exception:
-            log.warning(
-                "could not broadcast %s to the public of tournament %s",
-                kind,
-                tournament_id,
-                exc_info=True,
-            )
+        _group_send(layer, tournament_public_group(tournament_id), public)
 
     transaction.on_commit(send)
+
+
+def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
+    """Hand the message to the channel layer; a failure is logged, never raised.
+
+    In the web server's request threads the send is left to the server's event loop and
+    not waited for: the request is answered without a round trip to Redis. Messages may
+    then reach the layer out of order, which clients allow for (they keep the newest
+    version). Elsewhere (the clock, Celery, commands) it is sent before returning.
+    """
+    loop = server_loop()
+    if loop is not None:
+        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+        future.add_done_callback(lambda done: _sent(done, group, message))
+        return
+    try:
+        async_to_sync(layer.group_send)(group, message)
+    except Exception:  # the change is committed; clients resync on the next version
+        _send_failed(group, message)
+
+
+def _sent(done: Future[None], group: str, message: dict[str, Any]) -> None:
+    if not done.cancelled() and done.exception() is not None:
+        _send_failed(group, message, done.exception())
+
+
+def _send_failed(group: str, message: dict[str, Any], error: BaseException | None = None) -> None:
+    log.warning(
+        "could not broadcast %s (version %s) to %s",
+        message.get("kind"),
+        message.get("version"),
+        group,
+        exc_info=error or True,
+    )

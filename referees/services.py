@@ -127,7 +127,12 @@ def _locked(tournament_id: int) -> Tournament:
     """
     try:
         return (
-            Tournament.objects.select_for_update().select_related("campaign").get(pk=tournament_id)
+            Tournament.objects.select_for_update()
+            .select_related("campaign")
+            # The map's own copy is read only where a process has not built its graph yet
+            # (campaign_game_map); decoding it on every locked operation was wasted.
+            .defer("campaign__map_data")
+            .get(pk=tournament_id)
         )
     except Tournament.DoesNotExist:
         raise _refuse(f"there is no tournament {tournament_id}", "not_found", 404) from None
@@ -323,7 +328,9 @@ def player_from_token(token: str) -> Player | None:
     pk, _, nonce = value.partition(":")
     if not pk.isdigit() or not nonce:
         return None
-    player = Player.objects.select_related("tournament", "army").filter(pk=int(pk)).first()
+    # The tournament is read when a caller needs it: the order path, every General's few
+    # requests a minute, locks and reads it in its own transaction anyway.
+    player = Player.objects.select_related("army").filter(pk=int(pk)).first()
     if player is None or not secrets.compare_digest(player.token_nonce, nonce):
         return None
     return player

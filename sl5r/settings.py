@@ -109,6 +109,21 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# HTTP requests run on a fixed pool of threads (sl5r/threaded_http.py), so connections are
+# kept for the life of the process and checked before each request's first query (a
+# database that restarted is reconnected to instead of failing the request).
+DATABASES["default"]["CONN_MAX_AGE"] = None
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# One thread for SQLite, whose writers queue anyway; a few for PostgreSQL, so that one
+# request's round trips to the database do not hold up the others.
+SL5R_HTTP_THREADS = env_int(
+    _env,
+    "SL5R_HTTP_THREADS",
+    default=1 if DATABASES["default"]["ENGINE"] == "sl5r.sqlite" else 4,
+)
+if SL5R_HTTP_THREADS < 1:
+    raise ImproperlyConfigured(f"SL5R_HTTP_THREADS: at least 1, got {SL5R_HTTP_THREADS}")
+
 # --- Live updates and background work ----------------------------------------------------
 
 REDIS_URL = _env.get("REDIS_URL", "").strip()

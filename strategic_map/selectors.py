@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from sl5r.rules.mapgraph import GameMap, map_from_dict
 from sl5r.rules.turn import Army as RulesArmy
@@ -131,7 +132,22 @@ def campaign_settings(campaign: Campaign) -> Settings:
     )
 
 
-def board_armies(campaign: Campaign, armies: Sequence[Army]) -> list[RulesArmy]:
+class ArmyLike(Protocol):
+    """What the board needs of an army: an ``Army`` row or an ``ArmyIdentity``."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def clan(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ArmyIdentity:
+    code: str
+    clan: str
+
+
+def board_armies(campaign: Campaign, armies: Sequence[ArmyLike]) -> list[RulesArmy]:
     """The engine's armies: those on the board (deployed, or destroyed and waiting)."""
     placed = campaign.board.get("armies", {})
     found: list[RulesArmy] = []
@@ -153,11 +169,18 @@ def board_armies(campaign: Campaign, armies: Sequence[Army]) -> list[RulesArmy]:
 
 
 def campaign_turn_state(
-    campaign: Campaign, *, turn: int, armies: Sequence[Army] | None = None
+    campaign: Campaign, *, turn: int, armies: Sequence[ArmyLike] | None = None
 ) -> TurnState:
     """The board at this moment as the engine's input for turn ``turn``."""
     if armies is None:
-        armies = list(Army.objects.filter(campaign=campaign).order_by("id"))
+        # Codes and clans only: this runs for every order given, and building 48 model
+        # instances cost more than the query.
+        armies = [
+            ArmyIdentity(code=code, clan=clan)
+            for code, clan in Army.objects.filter(campaign=campaign)
+            .order_by("id")
+            .values_list("code", "clan")
+        ]
     return TurnState(
         game_map=campaign_game_map(campaign),
         turn=turn,
