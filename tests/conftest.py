@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,38 @@ from tests.service_checks import (
 
 if TYPE_CHECKING:
     from referees.models import Tournament
+
+
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    """Every test starts and ends in the default language (English).
+
+    A request in Russian (LocaleMiddleware) leaves Russian active in the test's thread, and
+    the services translate what they refuse: a later test calling a service directly would
+    read its refusal in Russian.
+    """
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None) -> Iterator[None]:
+    """pytest-django's test database, with the connections of long-lived threads closed first.
+
+    Connections are kept for the life of a thread (``CONN_MAX_AGE=None``), and asgiref's
+    thread for ``sync_to_async`` (the consumers' database calls) outlives every test; left
+    open, its connection keeps PostgreSQL from dropping the test database.
+    """
+    yield
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    executor = SyncToAsync.single_thread_executor
+    if executor is not None:
+        executor.submit(connections.close_all).result(timeout=30)
 
 
 @pytest.fixture(scope="session")
