@@ -69,8 +69,8 @@ test-postgres: install
 	status=$$?; \
 	if [ $$status -eq 3 ]; then echo "test-postgres: skipped (CI is not set)"; exit 0; fi; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
-	echo "DATABASE_URL=$(SL5R_TEST_POSTGRES_URL) pytest tests/referees tests/strategic_map"; \
-	DATABASE_URL='$(SL5R_TEST_POSTGRES_URL)' $(BIN)/pytest tests/referees tests/strategic_map \
+	echo "DATABASE_URL=$(SL5R_TEST_POSTGRES_URL) pytest tests/referees tests/strategic_map tests/battles"; \
+	DATABASE_URL='$(SL5R_TEST_POSTGRES_URL)' $(BIN)/pytest tests/referees tests/strategic_map tests/battles \
 		-q --create-db
 
 fmt: install

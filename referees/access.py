@@ -17,6 +17,7 @@ from django.contrib.sessions.backends.base import SessionBase
 from django.db import transaction
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_noop
 
 from referees.models import JudgeKey, Player, Tournament
 from referees.selectors import clan_roles
@@ -27,9 +28,12 @@ from strategic_map.models import Map
 JUDGE_KEY_PREFIX = "sl5rj_"
 SESSION_PLAYER = "sl5r_player"
 
-ERROR_NO_TOURNAMENT = "there is no tournament {id}"
-ERROR_NO_PLAYER = "there is no player {id} in this tournament"
-ERROR_NO_MAP = 'map: there is no map "{slug}" (load it with manage.py loadmap, or POST /api/maps)'
+# Marked for the catalog; translated where raised (the request's language is active there).
+ERROR_NO_TOURNAMENT = gettext_noop("there is no tournament %(id)s")
+ERROR_NO_PLAYER = gettext_noop("there is no player %(id)s in this tournament")
+ERROR_NO_MAP = gettext_noop(
+    'map: there is no map "%(slug)s" (load it with manage.py loadmap, or POST /api/maps)'
+)
 
 
 # --- Tournaments and judges -----------------------------------------------------------------
@@ -40,7 +44,7 @@ def tournament_get(*, tournament_id: int) -> Tournament:
     tournament = Tournament.objects.select_related("campaign").filter(pk=tournament_id).first()
     if tournament is None:
         raise TournamentError(
-            ERROR_NO_TOURNAMENT.format(id=tournament_id), code="not_found", status=404
+            gettext(ERROR_NO_TOURNAMENT) % {"id": tournament_id}, code="not_found", status=404
         )
     return tournament
 
@@ -49,7 +53,7 @@ def map_get(*, slug: str) -> Map:
     """A loaded map; ``TournamentError`` 404 when there is none."""
     found = Map.objects.filter(slug=slug).first()
     if found is None:
-        raise TournamentError(ERROR_NO_MAP.format(slug=slug), code="not_found", status=404)
+        raise TournamentError(gettext(ERROR_NO_MAP) % {"slug": slug}, code="not_found", status=404)
     return found
 
 
@@ -65,7 +69,9 @@ def player_get(*, tournament: Tournament, player_id: int) -> Player:
         .first()
     )
     if player is None:
-        raise TournamentError(ERROR_NO_PLAYER.format(id=player_id), code="not_found", status=404)
+        raise TournamentError(
+            gettext(ERROR_NO_PLAYER) % {"id": player_id}, code="not_found", status=404
+        )
     return player
 
 

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 from ninja import Field as NinjaField
 from ninja import Query, Router, Schema, Status
 
@@ -43,6 +44,8 @@ from referees.schemas import (
     DoneOut,
     ErrorOut,
     ExtendIn,
+    InstructionIn,
+    InstructionOut,
     JoinIn,
     JoinOut,
     LineupOut,
@@ -62,7 +65,15 @@ from referees.schemas import (
     TournamentOut,
     UndoIn,
 )
-from referees.selectors import Viewer, tournament_log, tournament_state, turn_case
+from referees.selectors import (
+    LATEST_INSTRUCTIONS,
+    Viewer,
+    instruction_row,
+    tournament_log,
+    tournament_state,
+    turn_case,
+    visible_instructions,
+)
 from referees.services import Actor, OrderInput, TournamentError
 from strategic_map.models import Order
 from strategic_map.services import map_import
@@ -73,16 +84,25 @@ ERRORS: dict[Any, Any] = {frozenset({400, 401, 403, 404, 409, 422, 429}): ErrorO
 LOG_PAGE = 500
 LOG_PAGE_MAX = 1000
 
-ERROR_NOT_JUDGE = "only a judge of this tournament may do this"
-ERROR_NOT_PLAYER = "only a player of this tournament may do this: open your join link first"
-ERROR_NO_ACCOUNT = "only a signed-in judge (an account on this site) may do this"
-ERROR_NOT_DECLARER = (
+# Translated when read (gettext_lazy): in the language of the request that is refused.
+ERROR_NOT_JUDGE = gettext_lazy("only a judge of this tournament may do this")
+ERROR_NOT_PLAYER = gettext_lazy(
+    "only a player of this tournament may do this: open your join link first"
+)
+ERROR_NO_ACCOUNT = gettext_lazy("only a signed-in judge (an account on this site) may do this")
+ERROR_NOT_DECLARER = gettext_lazy(
     "the {clan} declare their starting positions through their Daimyo, or a General when "
     "the clan has no Daimyo, or a judge"
 )
-ERROR_BAD_JOIN = "this join link is not valid: it was revoked or replaced by a new one; ask a judge"
-ERROR_MAP_EXISTS = 'map: there is a map "{slug}" already; give the new map another slug'
-ERROR_NO_CASE = "turn {number} has not been played (or was undone): there is no case file"
+ERROR_BAD_JOIN = gettext_lazy(
+    "this join link is not valid: it was revoked or replaced by a new one; ask a judge"
+)
+ERROR_MAP_EXISTS = gettext_lazy(
+    'map: there is a map "{slug}" already; give the new map another slug'
+)
+ERROR_NO_CASE = gettext_lazy(
+    "turn {number} has not been played (or was undone): there is no case file"
+)
 
 
 # --- Helpers ---------------------------------------------------------------------------------
@@ -308,6 +328,8 @@ def tournament_create(request: HttpRequest, payload: TournamentIn) -> Status[dic
             planning_seconds=payload.planning_seconds,
             negotiation_seconds=payload.negotiation_seconds,
             time_zone=payload.time_zone,
+            battle_game=payload.battle_game,
+            bushido_turns=payload.bushido_turns,
         )
     return Status(
         201,
@@ -811,3 +833,51 @@ def announcement_post(
             "author": announcement.author,
         },
     )
+
+
+# --- Written instructions (R1.1) -------------------------------------------------------------
+
+
+@router.post(
+    "/tournaments/{tournament_id}/instructions",
+    response={201: InstructionOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["instructions"],
+    summary="Send a written instruction to the clan's Generals (Daimyo of a clan without a Karo)",
+)
+def instruction_send(
+    request: HttpRequest, tournament_id: int, payload: InstructionIn
+) -> Status[dict[str, Any]]:
+    """R1.1: to one General of the clan (``to``: his player id) or to all of them (null).
+
+    Refused with 403 to anyone but a Daimyo, and to a Daimyo whose clan has a Karo (his
+    messages go by word of mouth through the Karo). Counted with the Daimyo's other
+    submissions (``SL5R_RATE_LIMITS["orders"]``).
+    """
+    tournament = tournament_get(tournament_id=tournament_id)
+    player = _player(request, tournament)
+    rate_limit("orders", f"player:{player.pk}")
+    instruction = services.instruction_send(
+        player=player, text=payload.text, recipient_id=payload.to, now=timezone.now()
+    )
+    return Status(201, instruction_row(instruction))
+
+
+@router.get(
+    "/tournaments/{tournament_id}/instructions",
+    response={200: list[InstructionOut], **ERRORS},
+    auth=ANYONE,
+    tags=["instructions"],
+    summary="The written instructions the caller may read, newest first (judge, Daimyo, General)",
+)
+def instruction_list(
+    request: HttpRequest,
+    tournament_id: int,
+    limit: int = Query(LATEST_INSTRUCTIONS, ge=1, le=500),
+) -> list[dict[str, Any]]:
+    """R1.1: a judge reads all; a Daimyo his clan's; a General those to him or to all the
+    Generals of his clan. Anyone else (a Karo, the public) gets an empty list.
+    """
+    tournament = tournament_get(tournament_id=tournament_id)
+    viewer = _viewer(caller_of(request), tournament)
+    return visible_instructions(tournament=tournament, viewer=viewer, limit=limit)

@@ -95,8 +95,9 @@ def event_payload(*, version: int, kind: str, **data: Any) -> dict[str, Any]:
 
 # Changes that alter nothing the public may see: the public group is not told (and no
 # public state is built) — an order is given up to 48 times a second in a burst, and the
-# public's next event or fetch carries the newer version anyway.
-NOT_PUBLIC_KINDS = frozenset({"order"})
+# public's next event or fetch carries the newer version anyway. A Daimyo's instruction is
+# read by his Generals only.
+NOT_PUBLIC_KINDS = frozenset({"order", "instruction"})
 
 
 def event_send_on_commit(*, tournament_id: int, version: int, kind: str, **data: Any) -> None:

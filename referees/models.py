@@ -33,6 +33,10 @@ class Tournament(models.Model):
         GENERALS_AND_DAIMYO = "generals_and_daimyo", _("2 Generals and a Daimyo")
         THREE_GENERALS = "three_generals", _("3 Generals")
 
+    class BattleGame(models.TextChoices):
+        L5R = "l5r", _("Legend of the Five Rings card game")
+        BUSHIDO = "bushido", _("Bushido (two-army battles)")
+
     name = models.CharField(_("name"), max_length=200)
     campaign = models.OneToOneField(Campaign, on_delete=models.PROTECT, related_name="tournament")
     judges = models.ManyToManyField(
@@ -57,6 +61,10 @@ class Tournament(models.Model):
     planning_seconds = models.PositiveIntegerField(_("clan planning (seconds)"), default=5 * 60)
     negotiation_seconds = models.PositiveIntegerField(_("negotiation (seconds)"), default=15 * 60)
     time_zone = models.CharField(_("time zone"), max_length=64, default="UTC")
+    battle_game = models.CharField(
+        _("battle game"), max_length=8, choices=BattleGame.choices, default=BattleGame.L5R
+    )
+    bushido_turns = models.PositiveSmallIntegerField(_("Bushido turns per battle"), default=4)
 
     phase = models.CharField(_("phase"), max_length=12, choices=Phase.choices, default=Phase.SETUP)
     deadline = models.DateTimeField(_("deadline"), null=True, blank=True)
@@ -166,6 +174,52 @@ class Announcement(models.Model):
         ordering = ["tournament", "-created_at", "-id"]
         indexes = [
             models.Index(fields=["tournament", "-created_at", "-id"], name="announcement_latest")
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:60]
+
+
+class Instruction(models.Model):
+    """A Daimyo's written instruction to his Generals (R1.1).
+
+    Only where his clan has no Karo (with a Karo, messages go by word of mouth). Addressed
+    to one General of the clan, or to all of them (``recipient`` empty).
+    """
+
+    MAX_TEXT = 2000
+
+    tournament = models.ForeignKey(
+        Tournament, on_delete=models.CASCADE, related_name="instructions"
+    )
+    clan = models.CharField(_("clan"), max_length=16)
+    author = models.ForeignKey(
+        Player,
+        on_delete=models.CASCADE,
+        related_name="instructions_sent",
+        verbose_name=_("Daimyo"),
+    )
+    recipient = models.ForeignKey(
+        Player,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="instructions_received",
+        verbose_name=_("to"),
+        help_text=_("empty: all the Generals of the clan"),
+    )
+    text = models.TextField(_("text"), max_length=MAX_TEXT)
+    created_at = models.DateTimeField(_("sent at"))
+    turn = models.PositiveIntegerField(_("turn"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("instruction")
+        verbose_name_plural = _("instructions")
+        ordering = ["tournament", "-created_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["tournament", "clan", "-created_at", "-id"], name="instruction_latest"
+            )
         ]
 
     def __str__(self) -> str:

@@ -13,7 +13,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from ninja import Field, Schema
 from pydantic import field_validator, model_validator
 
-from referees.services import MAX_TURN_SECONDS, MIN_TURN_SECONDS
+from referees.services import (
+    MAX_BUSHIDO_TURNS,
+    MAX_TURN_SECONDS,
+    MIN_BUSHIDO_TURNS,
+    MIN_TURN_SECONDS,
+)
 
 ClanId = Literal["crab", "crane", "dragon", "lion", "phoenix", "scorpion", "shadowlands", "unicorn"]
 RoleId = Literal["general", "daimyo", "karo"]
@@ -67,6 +72,12 @@ class TournamentIn(Schema):
     planning_seconds: int = Field(5 * 60, ge=0, le=MAX_PHASE_SECONDS)
     negotiation_seconds: int = Field(15 * 60, ge=0, le=MAX_PHASE_SECONDS)
     time_zone: str = Field("UTC", max_length=64)
+    battle_game: Literal["l5r", "bushido"] = Field(
+        "l5r", description="the game battles are fought with: L5R (R13) or Bushido (R14)"
+    )
+    bushido_turns: int = Field(
+        4, ge=MIN_BUSHIDO_TURNS, le=MAX_BUSHIDO_TURNS, description="R14: turns of a Bushido battle"
+    )
 
     @field_validator("ends_at")
     @classmethod
@@ -248,3 +259,31 @@ class AnnouncementOut(Schema):
     text: str
     at: datetime
     author: str
+
+
+# --- Written instructions (R1.1) ---------------------------------------------------------------
+
+
+class InstructionIn(Schema):
+    text: str = Field(
+        ...,
+        # The service refuses more than 2000 characters with a 400 that says so; this only
+        # keeps absurd bodies out.
+        max_length=20_000,
+        description="the instruction, at most 2000 characters",
+    )
+    to: int | None = Field(
+        None, description="the id of one General of the clan; null: all the clan's Generals"
+    )
+
+
+class InstructionOut(Schema):
+    id: int
+    clan: str
+    author: str = Field(..., description="the Daimyo's name")
+    author_id: int
+    to: str = Field(..., description="the General's name, or all")
+    to_id: int | None = Field(..., description="the General's id; null: all the clan's Generals")
+    text: str
+    at: datetime
+    turn: int | None = Field(..., description="the turn open when it was sent")

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from referees.models import Announcement, LogEntry, Player, Tournament
+from django.db.models import Q
+
+from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
 from sl5r.rules.clans import CLANS
 from sl5r.rules.roles import (
     Role,
@@ -19,7 +21,7 @@ from sl5r.rules.roles import (
     public_display_shows_armies,
     role_visibility,
 )
-from sl5r.rules.scoring import score_breakdown
+from sl5r.rules.scoring import score_breakdown, small_farms
 from strategic_map.models import Army, Campaign, Order, Turn
 from strategic_map.selectors import campaign_game_map, turn_current_orders
 
@@ -243,9 +245,21 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
             }
             for clan, s in breakdown.items()
         }
+        # R7: the Small Farms each clan's Generals would bring to a battle starting now.
+        state["small_farms"] = small_farms(
+            campaign_game_map(campaign), campaign.board.get("control", {}), list(breakdown)
+        )
     if viewer.kind == "judge" and last is not None and last.result:
         state["last_draws"] = last.result.get("draws", [])
+    if viewer.kind == "player":
+        from battles.selectors import army_current_battle  # battles depends on this app
+
+        # The table the player's army sits at now (meeting, peace, battle), if any.
+        state["battle"] = army_current_battle(tournament=tournament, army_code=sight.own_army)
     state["announcements"] = latest_announcements(tournament=tournament)
+    if viewer.kind == "player":
+        # R1.1: a Daimyo's written instructions, to his Generals (a Karo reads none).
+        state["instructions"] = visible_instructions(tournament=tournament, viewer=viewer)
     if sight.scores:
         state["score_history"] = score_history(tournament=tournament)
     return state
@@ -323,6 +337,49 @@ def latest_announcements(
         {"id": a.pk, "text": a.text, "at": a.created_at.isoformat()}
         for a in rows.only("id", "text", "created_at")[:limit]
     ]
+
+
+# --- A Daimyo's written instructions (R1.1) ---------------------------------------------------
+
+LATEST_INSTRUCTIONS = 20
+
+
+def visible_instructions(
+    *, tournament: Tournament, viewer: Viewer, limit: int = LATEST_INSTRUCTIONS
+) -> list[dict[str, Any]]:
+    """The written instructions ``viewer`` may read, newest first (R1.1).
+
+    Judges read all of them; a Daimyo his clan's; a General those addressed to him or to
+    all the Generals of his clan. Nobody else reads any: a Karo (messages go by word of
+    mouth where there is one), other clans, the public.
+    """
+    rows = Instruction.objects.filter(tournament=tournament)
+    player = viewer.player
+    if viewer.kind == "judge":
+        pass
+    elif player is not None and player.role == Player.Role.DAIMYO:
+        rows = rows.filter(clan=player.clan)
+    elif player is not None and player.role == Player.Role.GENERAL:
+        rows = rows.filter(clan=player.clan).filter(Q(recipient__isnull=True) | Q(recipient=player))
+    else:
+        return []
+    rows = rows.select_related("author", "recipient").order_by("-created_at", "-id")[:limit]
+    return [instruction_row(i) for i in rows]
+
+
+def instruction_row(instruction: Instruction) -> dict[str, Any]:
+    recipient = instruction.recipient
+    return {
+        "id": instruction.pk,
+        "clan": instruction.clan,
+        "author": instruction.author.name,
+        "author_id": instruction.author_id,
+        "to": recipient.name if recipient is not None else "all",
+        "to_id": recipient.pk if recipient is not None else None,
+        "text": instruction.text,
+        "at": instruction.created_at.isoformat(),
+        "turn": instruction.turn,
+    }
 
 
 def _resolved_turns(tournament: Tournament) -> list[Turn]:

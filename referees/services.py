@@ -20,10 +20,12 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from referees.clock import schedule_deadline
 from referees.events import event_send_on_commit
-from referees.models import Announcement, LogEntry, Player, Tournament
+from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
+from referees.texts import order_refusal_text
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.errors import LineupError
 from sl5r.rules.roles import (
@@ -33,6 +35,7 @@ from sl5r.rules.roles import (
     ThreeVariant,
     lineup_check,
     lineup_propose,
+    role_visibility,
     starting_positions_check,
 )
 from strategic_map.models import Army, Campaign, Map, Order, Turn
@@ -55,6 +58,8 @@ Phase = Tournament.Phase
 DEFAULT_TURNS = 14  # R3.5: 3-4 hours of 15-minute turns
 MIN_TURN_SECONDS = 1
 MAX_TURN_SECONDS = 4 * 3600
+MIN_BUSHIDO_TURNS = 1
+MAX_BUSHIDO_TURNS = 10  # as sl5r.rules.games.bushido allows
 TOKEN_SALT = "sl5r.join"
 
 
@@ -62,6 +67,7 @@ class TournamentError(ValueError):
     """A request that cannot be carried out; the message says why, for a person."""
 
     def __init__(self, message: str, *, code: str = "invalid", status: int = 400) -> None:
+        message = str(message)  # a lazy translation is read now, in the asker's language
         super().__init__(message)
         self.message = message
         self.code = code
@@ -135,7 +141,9 @@ def _locked(tournament_id: int) -> Tournament:
             .get(pk=tournament_id)
         )
     except Tournament.DoesNotExist:
-        raise _refuse(f"there is no tournament {tournament_id}", "not_found", 404) from None
+        raise _refuse(
+            _("there is no tournament %(id)s") % {"id": tournament_id}, "not_found", 404
+        ) from None
 
 
 # --- Set-up ---------------------------------------------------------------------------------
@@ -172,22 +180,34 @@ def tournament_create(
     planning_seconds: int = 5 * 60,
     negotiation_seconds: int = 15 * 60,
     time_zone: str = "UTC",
+    battle_game: str = Tournament.BattleGame.L5R,
+    bushido_turns: int = 4,
 ) -> Tournament:
     """A new tournament in set-up, with its campaign on a copy of ``game_map`` (R1, R3)."""
     if not name.strip():
-        raise _refuse("name: give the tournament a name")
+        raise _refuse(_("name: give the tournament a name"))
     if not MIN_TURN_SECONDS <= turn_seconds <= MAX_TURN_SECONDS:
-        raise _refuse(f"turn_seconds: between {MIN_TURN_SECONDS} and {MAX_TURN_SECONDS}")
+        raise _refuse(
+            _("turn_seconds: between %(min)s and %(max)s")
+            % {"min": MIN_TURN_SECONDS, "max": MAX_TURN_SECONDS}
+        )
     if base_hand not in (5, 6):
-        raise _refuse("base_hand: the base starting hand is 5 or 6 (R10)")
+        raise _refuse(_("base_hand: the base starting hand is 5 or 6 (R10)"))
     if turns_total is not None and turns_total < 1:
-        raise _refuse("turns_total: at least one turn")
+        raise _refuse(_("turns_total: at least one turn"))
     if ends_at is not None and timezone.is_naive(ends_at):
-        raise _refuse("ends_at: give the end time with its time zone offset")
+        raise _refuse(_("ends_at: give the end time with its time zone offset"))
     if time_zone not in zoneinfo.available_timezones():
-        raise _refuse(f'time_zone: unknown time zone "{time_zone}"')
+        raise _refuse(_('time_zone: unknown time zone "%(zone)s"') % {"zone": time_zone})
     if ends_at is not None and ends_at <= now:
-        raise _refuse("ends_at: the end time has already passed")
+        raise _refuse(_("ends_at: the end time has already passed"))
+    if battle_game not in Tournament.BattleGame.values:
+        raise _refuse(_('battle_game: "l5r" or "bushido" (R14)'))
+    if not MIN_BUSHIDO_TURNS <= bushido_turns <= MAX_BUSHIDO_TURNS:
+        raise _refuse(
+            _("bushido_turns: between %(min)s and %(max)s turns (R14)")
+            % {"min": MIN_BUSHIDO_TURNS, "max": MAX_BUSHIDO_TURNS}
+        )
     if turns_total is None and ends_at is None:
         turns_total = DEFAULT_TURNS
     lineup = tournament_lineup(
@@ -211,6 +231,8 @@ def tournament_create(
         planning_seconds=planning_seconds,
         negotiation_seconds=negotiation_seconds,
         time_zone=time_zone,
+        battle_game=battle_game,
+        bushido_turns=bushido_turns,
     )
     tournament.judges.add(judge)
     _log(
@@ -226,6 +248,8 @@ def tournament_create(
         clan_abilities=clan_abilities,
         base_hand=base_hand,
         excluded_clans=sorted(lineup.excluded_clans),
+        battle_game=battle_game,
+        bushido_turns=bushido_turns,
     )
     return tournament
 
@@ -251,21 +275,24 @@ def player_register(
     """
     tournament = _locked(tournament.pk)
     if tournament.phase != Phase.SETUP:
-        raise _refuse("players are registered during set-up only", "phase", 409)
+        raise _refuse(_("players are registered during set-up only"), "phase", 409)
     if not name.strip():
-        raise _refuse("name: give the player's name")
+        raise _refuse(_("name: give the player's name"))
     if not is_clan(clan):
-        raise _refuse(f'clan: unknown clan "{clan}"')
+        raise _refuse(_('clan: unknown clan "%(clan)s"') % {"clan": clan})
     if clan not in tournament_clans(tournament):
-        raise _refuse(f"clan: the {clan} are not in this tournament")
+        raise _refuse(_("clan: the %(clan)s are not in this tournament") % {"clan": clan})
     try:
         new_role = Role(role)
     except ValueError:
-        raise _refuse(f'role: unknown role "{role}" (general, daimyo or karo)') from None
+        raise _refuse(
+            _('role: unknown role "%(role)s" (general, daimyo or karo)') % {"role": role}
+        ) from None
     players = list(tournament.players.all())
     if len(players) >= tournament.player_count:
         raise _refuse(
-            f"the tournament is for {tournament.player_count} players and all are registered",
+            _("the tournament is for %(count)s players and all are registered")
+            % {"count": tournament.player_count},
             "full",
             409,
         )
@@ -276,7 +303,9 @@ def player_register(
     else:
         problem = lineup_check(roles)
     if problem:
-        raise _refuse(f"the {clan} line-up: {problem}", "lineup")
+        raise _refuse(
+            _("the %(clan)s line-up: %(problem)s") % {"clan": clan, "problem": problem}, "lineup"
+        )
     army = None
     if new_role is Role.GENERAL:
         number = sum(1 for r in roles if r is Role.GENERAL)
@@ -325,7 +354,7 @@ def player_from_token(token: str) -> Player | None:
         value = signing.Signer(salt=TOKEN_SALT).unsign(token)
     except signing.BadSignature:
         return None
-    pk, _, nonce = value.partition(":")
+    pk, _sep, nonce = value.partition(":")  # not "_": that is gettext here
     if not pk.isdigit() or not nonce:
         return None
     # The tournament is read when a caller needs it: the order path, every General's few
@@ -373,10 +402,12 @@ def tournament_start(*, tournament_id: int, actor: Actor, now: datetime) -> Tour
     """End set-up: the clans' planning time begins (R3.1)."""
     tournament = _locked(tournament_id)
     if tournament.phase != Phase.SETUP:
-        raise _refuse("the tournament has already started", "phase", 409)
+        raise _refuse(_("the tournament has already started"), "phase", 409)
     gaps = _lineup_gaps(tournament)
     if gaps:
-        raise _refuse("the line-up is not complete: " + "; ".join(gaps), "lineup", 409)
+        raise _refuse(
+            _("the line-up is not complete: %(gaps)s") % {"gaps": "; ".join(gaps)}, "lineup", 409
+        )
     _enter_phase(tournament, Phase.PLANNING, now, tournament.planning_seconds)
     _log(tournament, actor=actor, action="planning_started", now=now)
     _announce(tournament, "phase", phase=tournament.phase)
@@ -412,21 +443,21 @@ def start_positions_declare(
     tournament = _locked(tournament_id)
     if tournament.phase not in (Phase.PLANNING, Phase.DEPLOYMENT):
         raise _refuse(
-            "starting positions are declared after set-up, before negotiation", "phase", 409
+            _("starting positions are declared after set-up, before negotiation"), "phase", 409
         )
     campaign = tournament.campaign  # locked with the tournament (see _locked)
     armies = {a.code: a for a in Army.objects.filter(campaign=campaign, clan=clan)}
     if not armies:
-        raise _refuse(f"clan: the {clan} have no armies in this tournament")
+        raise _refuse(_("clan: the %(clan)s have no armies in this tournament") % {"clan": clan})
     if set(positions) != set(armies):
         missing = sorted(set(armies) - set(positions))
         extra = sorted(set(positions) - set(armies))
         parts = []
         if missing:
-            parts.append("no province for " + ", ".join(missing))
+            parts.append(_("no province for %(armies)s") % {"armies": ", ".join(missing)})
         if extra:
-            parts.append("not armies of the clan: " + ", ".join(extra))
-        raise _refuse("positions: " + "; ".join(parts))
+            parts.append(_("not armies of the clan: %(armies)s") % {"armies": ", ".join(extra)})
+        raise _refuse(_("positions: %(problems)s") % {"problems": "; ".join(parts)})
     game_map = campaign_game_map(campaign)
     problems = starting_positions_check(
         game_map,
@@ -435,7 +466,7 @@ def start_positions_declare(
         excluded_clans=frozenset(campaign.excluded_clans),
     )
     if problems:
-        raise _refuse("positions: " + "; ".join(problems), "positions")
+        raise _refuse(_("positions: %(problems)s") % {"problems": "; ".join(problems)}, "positions")
     for code, army in armies.items():
         board_place(campaign=campaign, army=army, province=positions[code])
     campaign.save(update_fields=["board"])
@@ -474,7 +505,8 @@ def _advance(tournament: Tournament, actor: Actor, now: datetime) -> None:
         undeclared = _undeclared_clans(tournament)
         if undeclared:
             raise _refuse(
-                "these clans have not declared their starting positions: " + ", ".join(undeclared),
+                _("these clans have not declared their starting positions: %(clans)s")
+                % {"clans": ", ".join(undeclared)},
                 "positions",
                 409,
             )
@@ -485,7 +517,9 @@ def _advance(tournament: Tournament, actor: Actor, now: datetime) -> None:
         turn_open(campaign=tournament.campaign, number=1, now=now, deadline=tournament.deadline)
         _log(tournament, actor=actor, action="turn_opened", now=now, turn=1)
     else:
-        raise _refuse(f"nothing to advance in phase {tournament.phase}", "phase", 409)
+        raise _refuse(
+            _("nothing to advance in phase %(phase)s") % {"phase": tournament.phase}, "phase", 409
+        )
     _announce(tournament, "phase", phase=tournament.phase)
 
 
@@ -560,9 +594,15 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
         scores=result.get("scores", {}),
     )
     tournament.campaign.refresh_from_db(fields=["version", "board"])
+    # Battle tables follow the turn (R7, R8): meetings open, parted ones disperse, newcomers
+    # join battles. Imported here: ``battles`` depends on this module.
+    from battles.services import battles_stop, battles_sync
+
+    battles_sync(tournament=tournament, turn_number=resolved.number, result=result, now=now)
     if _game_over(tournament, resolved.number, now):
         _enter_phase(tournament, Phase.FINISHED, now, None)
         _log(tournament, actor=actor, action="game_ended", now=now, turn=resolved.number)
+        battles_stop(tournament=tournament, actor=actor, now=now)  # R8
     else:
         # The next turn opens at once (R4) with its full length, whether this one was
         # resolved at its deadline, early by a judge, or late after downtime.
@@ -581,9 +621,9 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
 
 def _running(tournament: Tournament) -> None:
     if tournament.phase == Phase.FINISHED:
-        raise _refuse("the game has ended", "phase", 409)
+        raise _refuse(_("the game has ended"), "phase", 409)
     if tournament.phase == Phase.SETUP:
-        raise _refuse("the tournament has not started", "phase", 409)
+        raise _refuse(_("the tournament has not started"), "phase", 409)
 
 
 @transaction.atomic
@@ -592,9 +632,9 @@ def clock_pause(*, tournament_id: int, actor: Actor, now: datetime) -> Tournamen
     tournament = _locked(tournament_id)
     _running(tournament)
     if tournament.paused:
-        raise _refuse("the clock is already paused", "paused", 409)
+        raise _refuse(_("the clock is already paused"), "paused", 409)
     if tournament.deadline is None:
-        raise _refuse("no clock is running in this phase", "phase", 409)
+        raise _refuse(_("no clock is running in this phase"), "phase", 409)
     remaining = max(0.0, (tournament.deadline - now).total_seconds())
     tournament.paused_remaining = remaining
     tournament.deadline = None
@@ -609,7 +649,7 @@ def clock_resume(*, tournament_id: int, actor: Actor, now: datetime) -> Tourname
     tournament = _locked(tournament_id)
     _running(tournament)
     if not tournament.paused:
-        raise _refuse("the clock is not paused", "not_paused", 409)
+        raise _refuse(_("the clock is not paused"), "not_paused", 409)
     remaining = tournament.paused_remaining or 0.0
     _set_deadline(tournament, now + timedelta(seconds=remaining))
     tournament.paused_remaining = None
@@ -634,13 +674,15 @@ def clock_extend(*, tournament_id: int, seconds: int, actor: Actor, now: datetim
     tournament = _locked(tournament_id)
     _running(tournament)
     if not -MAX_TURN_SECONDS <= seconds <= MAX_TURN_SECONDS or seconds == 0:
-        raise _refuse(f"seconds: a non-zero number of seconds up to {MAX_TURN_SECONDS}")
+        raise _refuse(
+            _("seconds: a non-zero number of seconds up to %(max)s") % {"max": MAX_TURN_SECONDS}
+        )
     if tournament.paused:
         tournament.paused_remaining = max(0.0, (tournament.paused_remaining or 0.0) + seconds)
     elif tournament.deadline is not None:
         _set_deadline(tournament, max(now, tournament.deadline + timedelta(seconds=seconds)))
     else:
-        raise _refuse("no clock is running in this phase", "phase", 409)
+        raise _refuse(_("no clock is running in this phase"), "phase", 409)
     tournament.save(update_fields=["paused_remaining", "deadline"])
     schedule_deadline(tournament)
     _log(tournament, actor=actor, action="clock_extended", now=now, seconds=seconds)
@@ -659,14 +701,18 @@ def clock_resolve_now(
     """
     tournament = _locked(tournament_id)
     if tournament.phase != Phase.RUNNING:
-        raise _refuse("there is no turn to resolve", "phase", 409)
+        raise _refuse(_("there is no turn to resolve"), "phase", 409)
     if turn is not None:
         open_turn = campaign_open_turn(tournament.campaign)
         if open_turn is None or open_turn.number != turn:
-            raise _refuse(f"turn {turn} is no longer open: it has been resolved", "stale", 409)
+            raise _refuse(
+                _("turn %(turn)s is no longer open: it has been resolved") % {"turn": turn},
+                "stale",
+                409,
+            )
     was_paused = tournament.paused
     if not _resolve_current(tournament, actor=actor, now=now):
-        raise _refuse("the turn is being resolved already", "busy", 409)
+        raise _refuse(_("the turn is being resolved already"), "busy", 409)
     if was_paused and tournament.phase == Phase.RUNNING:
         # The new turn starts paused too, with its full length to come.
         tournament.paused_remaining = float(tournament.turn_seconds)
@@ -694,6 +740,9 @@ def clock_end(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
         now=now,
         turn=open_turn.number if open_turn else None,
     )
+    from battles.services import battles_stop  # battles depends on this module
+
+    battles_stop(tournament=tournament, actor=actor, now=now)  # R8
     _announce(tournament, "phase", phase=tournament.phase)
     return tournament
 
@@ -707,7 +756,7 @@ def clock_undo(*, tournament_id: int, actor: Actor, now: datetime, reason: str =
     """
     tournament = _locked(tournament_id)
     if tournament.phase not in (Phase.RUNNING, Phase.FINISHED):
-        raise _refuse("no turn has been resolved", "phase", 409)
+        raise _refuse(_("no turn has been resolved"), "phase", 409)
     campaign = tournament.campaign  # locked with the tournament (see _locked)
     last = (
         Turn.objects.filter(campaign=campaign, status=Turn.Status.RESOLVED)
@@ -715,13 +764,17 @@ def clock_undo(*, tournament_id: int, actor: Actor, now: datetime, reason: str =
         .first()
     )
     if last is None:
-        raise _refuse("no turn has been resolved", "nothing_to_undo", 409)
+        raise _refuse(_("no turn has been resolved"), "nothing_to_undo", 409)
     if tournament.paused:
         remaining = tournament.paused_remaining or 0.0
     elif tournament.deadline is not None:
         remaining = max(0.0, (tournament.deadline - now).total_seconds())
     else:
         remaining = float(tournament.turn_seconds)
+    from battles.services import battles_undo  # battles depends on this module
+
+    if last.resolved_at is not None:
+        battles_undo(tournament=tournament, turn_number=last.number, resolved_at=last.resolved_at)
     turn_undo(campaign=campaign, turn=last)
     Turn.objects.filter(pk=last.pk).update(deadline=None)
     tournament.phase = Phase.RUNNING
@@ -755,14 +808,17 @@ def _order_for(
     if order.turn is not None and (turn is None or turn.number != order.turn):
         # Arrived after its turn was resolved: never carried into the next turn (R4).
         raise _refuse(
-            f"late: turn {order.turn} has been resolved; the order was not stored", "late", 409
+            _("late: turn %(turn)s has been resolved; the order was not stored")
+            % {"turn": order.turn},
+            "late",
+            409,
         )
     if tournament.phase != Phase.RUNNING or turn is None:
-        raise _refuse("orders are given while the turns run", "not_running", 409)
+        raise _refuse(_("orders are given while the turns run"), "not_running", 409)
     if order.kind not in Order.Kind.values:
-        raise _refuse(f'kind: unknown order kind "{order.kind}"')
+        raise _refuse(_('kind: unknown order kind "%(kind)s"') % {"kind": order.kind})
     if order.on_swap not in Order.OnSwap.values:
-        raise _refuse('on_swap: "stay" or "advance"')
+        raise _refuse(_('on_swap: "stay" or "advance"'))
     try:
         stored = order_submit(
             turn=turn,
@@ -777,7 +833,9 @@ def _order_for(
             now=now,
         )
     except OrderRefused as refused:
-        raise _refuse(refused.message, refused.code, 422) from refused
+        raise _refuse(
+            order_refusal_text(refused.code, refused.message), refused.code, 422
+        ) from refused
     _log(
         tournament,
         actor=actor,
@@ -800,13 +858,13 @@ def order_give(*, player: Player, order: OrderInput, now: datetime) -> Order:
     """A General gives (or changes, or withdraws) his army's order before the deadline (R4)."""
     tournament = _locked(player.tournament_id)
     if player.role != Player.Role.GENERAL or player.army is None:
-        raise _refuse("only a General gives orders", "forbidden", 403)
+        raise _refuse(_("only a General gives orders"), "forbidden", 403)
     if (
         tournament.phase == Phase.RUNNING
         and not tournament.paused
         and (tournament.deadline is None or now >= tournament.deadline)
     ):
-        raise _refuse("late: the deadline has passed; the order was not stored", "late", 409)
+        raise _refuse(_("late: the deadline has passed; the order was not stored"), "late", 409)
     return _order_for(tournament, player.army, order, Actor.of_player(player), now)
 
 
@@ -818,7 +876,7 @@ def order_enter(
     tournament = _locked(tournament_id)
     army = Army.objects.filter(campaign=tournament.campaign, code=army_code).first()
     if army is None:
-        raise _refuse(f'there is no army "{army_code}"', "not_found", 404)
+        raise _refuse(_('there is no army "%(army)s"') % {"army": army_code}, "not_found", 404)
     return _order_for(tournament, army, order, actor, now)
 
 
@@ -831,16 +889,20 @@ def order_swap_choice(*, player: Player, army_code: str, on_swap: str, now: date
     """
     tournament = _locked(player.tournament_id)
     if player.role != Player.Role.DAIMYO:
-        raise _refuse("the Daimyo decides where a swap battle is fought", "forbidden", 403)
+        raise _refuse(_("the Daimyo decides where a swap battle is fought"), "forbidden", 403)
     if on_swap not in Order.OnSwap.values:
-        raise _refuse('on_swap: "stay" or "advance"')
+        raise _refuse(_('on_swap: "stay" or "advance"'))
     army = Army.objects.filter(campaign=tournament.campaign, code=army_code).first()
     if army is None or army.clan != player.clan:
-        raise _refuse(f'there is no army "{army_code}" in your clan', "not_found", 404)
+        raise _refuse(
+            _('there is no army "%(army)s" in your clan') % {"army": army_code}, "not_found", 404
+        )
     turn = campaign_open_turn(tournament.campaign)
     current = turn_current_orders(turn).get(army.pk) if turn is not None else None
     if current is None or current.kind != Order.Kind.MOVE:
-        raise _refuse(f"{army_code} has no move order this turn", "no_move", 409)
+        raise _refuse(
+            _("%(army)s has no move order this turn") % {"army": army_code}, "no_move", 409
+        )
     order = OrderInput(
         kind=current.kind,
         path=tuple(current.path),
@@ -876,7 +938,7 @@ def _board_correct(
     except TournamentError:
         raise
     except ValueError as error:
-        raise _refuse(f"province: {error}") from error
+        raise _refuse(_("province: %(problem)s") % {"problem": error}) from error
     campaign.save(update_fields=["board"])
     _log(
         tournament,
@@ -903,14 +965,14 @@ def army_correct(
 ) -> None:
     """A judge moves an army by hand, or destroys it (``province`` None), with a reason."""
     if not reason.strip():
-        raise _refuse("reason: say why the army is moved")
+        raise _refuse(_("reason: say why the army is moved"))
     if destroyed_by not in ("loss", "winner"):
-        raise _refuse('destroyed_by: "loss" or "winner"')
+        raise _refuse(_('destroyed_by: "loss" or "winner"'))
 
     def move(campaign: Campaign, turn: Turn | None) -> dict[str, Any]:
         army = Army.objects.filter(campaign=campaign, code=army_code).first()
         if army is None:
-            raise _refuse(f'there is no army "{army_code}"', "not_found", 404)
+            raise _refuse(_('there is no army "%(army)s"') % {"army": army_code}, "not_found", 404)
         before = campaign.board.get("armies", {}).get(army_code)
         board_place(
             campaign=campaign,
@@ -943,9 +1005,9 @@ def control_correct(
 ) -> None:
     """A judge sets who controls a province, with a reason."""
     if not reason.strip():
-        raise _refuse("reason: say why control changes")
+        raise _refuse(_("reason: say why control changes"))
     if clan is not None and not is_clan(clan):
-        raise _refuse(f'clan: unknown clan "{clan}"')
+        raise _refuse(_('clan: unknown clan "%(clan)s"') % {"clan": clan})
 
     def set_control(campaign: Campaign, turn: Turn | None) -> dict[str, Any]:
         before = campaign.board.get("control", {}).get(province)
@@ -974,9 +1036,11 @@ def announcement_post(
     """A judge's message for everyone (the big screen, every page); logged and announced."""
     text = text.strip()
     if not text:
-        raise _refuse("text: write the announcement", "invalid", 422)
+        raise _refuse(_("text: write the announcement"), "invalid", 422)
     if len(text) > MAX_ANNOUNCEMENT:
-        raise _refuse(f"text: at most {MAX_ANNOUNCEMENT} characters", "invalid", 422)
+        raise _refuse(
+            _("text: at most %(count)s characters") % {"count": MAX_ANNOUNCEMENT}, "invalid", 422
+        )
     tournament = _locked(tournament_id)
     announcement = Announcement.objects.create(
         tournament=tournament, text=text, created_at=now, author=actor.label
@@ -993,3 +1057,80 @@ def announcement_post(
     )
     _announce(tournament, "announcement", announcement=announcement.pk)
     return announcement
+
+
+# --- Written instructions (R1.1) --------------------------------------------------------------
+
+MAX_INSTRUCTION = Instruction.MAX_TEXT
+
+
+@transaction.atomic
+def instruction_send(
+    *, player: Player, text: str, recipient_id: int | None, now: datetime
+) -> Instruction:
+    """A Daimyo's written instruction to one of his clan's Generals, or to all of them (R1.1).
+
+    Only where the clan has no Karo: with a Karo, the Daimyo's messages go by word of mouth
+    through the Karo and nothing is written. Logged with its text (judges see everything)
+    and announced; the event, as every event, carries no text (``tournament_state`` gives
+    it to those who may read it).
+    """
+    if player.role != Player.Role.DAIMYO:
+        raise _refuse(_("only a Daimyo sends written instructions"), "forbidden", 403)
+    tournament = _locked(player.tournament_id)
+    _running(tournament)
+    roles = [
+        Role(r) for r in tournament.players.filter(clan=player.clan).values_list("role", flat=True)
+    ]
+    if not role_visibility(Role.DAIMYO, roles).gives_written_instructions:
+        raise _refuse(
+            _(
+                "your clan has a Karo: the Daimyo sends no written instructions, only spoken "
+                "messages that the Karo carries to the Generals (R1.1)"
+            ),
+            "karo",
+            403,
+        )
+    recipient = None
+    if recipient_id is not None:
+        recipient = tournament.players.filter(pk=recipient_id).first()
+        if recipient is None:
+            raise _refuse(
+                _("to: there is no player %(id)s in this tournament") % {"id": recipient_id},
+                "not_found",
+                404,
+            )
+        if recipient.clan != player.clan or recipient.role != Player.Role.GENERAL:
+            raise _refuse(
+                _("to: write to one of your clan's Generals, or to all of them"),
+                "not_a_general",
+                422,
+            )
+    text = text.strip()
+    if not text:
+        raise _refuse(_("text: write the instruction"))
+    if len(text) > MAX_INSTRUCTION:
+        raise _refuse(_("text: at most %(count)s characters") % {"count": MAX_INSTRUCTION})
+    turn = campaign_open_turn(tournament.campaign)
+    instruction = Instruction.objects.create(
+        tournament=tournament,
+        clan=player.clan,
+        author=player,
+        recipient=recipient,
+        text=text,
+        created_at=now,
+        turn=turn.number if turn else None,
+    )
+    _log(
+        tournament,
+        actor=Actor.of_player(player),
+        action="instruction_sent",
+        now=now,
+        turn=instruction.turn,
+        instruction=instruction.pk,
+        clan=player.clan,
+        to=recipient.pk if recipient else None,
+        text=text,
+    )
+    _announce(tournament, "instruction")
+    return instruction

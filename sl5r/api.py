@@ -20,6 +20,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 
+from battles.api import router as battles_router
 from referees.api import router as referees_router
 from referees.auth import AuthFailed
 from referees.ratelimit import RateLimited
@@ -52,6 +53,7 @@ api = NinjaAPI(
     openapi_url="/openapi.json",
 )
 api.add_router("/", referees_router)
+api.add_router("/", battles_router)
 
 
 def _error(request: HttpRequest, status: int, detail: str, code: str, **extra: Any) -> HttpResponse:

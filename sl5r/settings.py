@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "ninja",
     "strategic_map",
     "referees",
+    "battles",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class BattlesConfig(AppConfig):
+    name = "battles"
+    verbose_name = _("Battles")
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,1191 @@
+"""Battle tables (R7, R8): meetings, votes, the game at the table, results on the map.
+
+Every service here locks the tournament (``referees.services._locked``), so a table changes
+under the same lock as the board and the clock, writes its line in the tournament's log
+(R11) and announces itself after commit (kind ``battle``; the event says nothing more, and
+what each viewer may see of a table is decided in ``battles.selectors``).
+
+The table game itself is ``sl5r.rules.games``: pure, handed its state and an action, and a
+random source from here. The map's side is here: who sits at the table, who may not give
+orders (``in_battle``, R4), who is destroyed and when he may reform (R9), who controls the
+province afterwards (R6).
+
+Decisions (see also docs/api.md, "Battles"):
+
+- A General votes, acts and chooses for his own army only; a judge may do any of it for a
+  General (a judge's table action is ``by: "judge"`` unless he names a seated army).
+- When a battle ends and armies of several clans are still in the province, a new table
+  opens there at once: in ``peace`` when they all fought in the battle (they stopped, or the
+  winner let them live), else as a ``meeting`` where the others have not voted yet. Any of
+  them may call for battle later (R7).
+- A win needs the winner's choice only when an army of another clan than the winner's is
+  neither the winner nor a loser; the winner's own clan never fights him, so its armies
+  survive.
+- Newcomers to a table whose game already has an outcome are not seated: they wait for the
+  result, and then meet whoever is left.
+- At the end of the game every open table (meeting, peace, battle, decided) is ``stopped``;
+  the board is left as it is, so the province keeps its controller (R8).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
+from battles.models import (
+    FIGHTING_STATUSES,
+    GATHERING_STATUSES,
+    OPEN_STATUSES,
+    Battle,
+    BattleSeat,
+    TableSnapshot,
+)
+from referees.models import Player, Tournament
+from referees.services import (
+    CLOCK,
+    Actor,
+    _announce,
+    _locked,
+    _log,
+    _refuse,
+)
+from sl5r.rules.battle import BattleSetup, Participant, battle_modifiers
+from sl5r.rules.games import (
+    BattleGame,
+    Casualty,
+    Entrant,
+    GameError,
+    TableOutcome,
+    battle_casualties,
+    game_for,
+)
+from strategic_map.models import Army, Campaign, Turn
+from strategic_map.selectors import campaign_game_map
+from strategic_map.services import board_place, board_set_control
+
+Status = Battle.Status
+VOTES = ("peace", "battle")
+OUTCOME_KINDS = ("win", "truce")
+RNG_LABEL = "system"
+
+ERROR_NOT_RUNNING = gettext_noop("battles are fought while the turns run")
+ERROR_GAME_OVER = gettext_noop("the game has ended: its battles have stopped (R8)")
+ERROR_NOT_SEATED = gettext_noop("your army is not at this table")
+
+
+# --- Who is asking ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Who:
+    actor: Actor
+    judge: bool
+    army: str | None  # the General's own army
+
+
+def _who(actor: Actor | Player, tournament: Tournament) -> _Who:
+    """A judge (``Actor`` with ``judge``), or a player: a General acts for his army only."""
+    if isinstance(actor, Player):
+        if actor.tournament_id != tournament.pk:
+            raise _refuse(_("only a player of this tournament may do this"), "forbidden", 403)
+        army = None
+        if actor.role == Player.Role.GENERAL and actor.army_id is not None:
+            army = Army.objects.filter(pk=actor.army_id).values_list("code", flat=True).first()
+        return _Who(actor=Actor.of_player(actor), judge=False, army=army)
+    return _Who(actor=actor, judge=actor.judge, army=None)
+
+
+def _playing(tournament: Tournament) -> None:
+    if tournament.phase == Tournament.Phase.FINISHED:
+        raise _refuse(_(ERROR_GAME_OVER), "phase", 409)
+    if tournament.phase != Tournament.Phase.RUNNING:
+        raise _refuse(_(ERROR_NOT_RUNNING), "phase", 409)
+
+
+def _battle_locked(battle_id: int) -> tuple[Tournament, Battle]:
+    """The battle and its tournament, the tournament (and its campaign) locked."""
+    tournament_id = Battle.objects.filter(pk=battle_id).values_list("tournament_id", flat=True)
+    found = tournament_id.first()
+    if found is None:
+        raise _refuse(_("there is no battle %(id)s") % {"id": battle_id}, "not_found", 404)
+    tournament = _locked(found)
+    battle = Battle.objects.get(pk=battle_id)
+    battle.tournament = tournament
+    return tournament, battle
+
+
+# --- The board -------------------------------------------------------------------------------
+
+
+def _current_turn(campaign: Campaign) -> int:
+    """The open turn's number; the last one played when none is open."""
+    numbers = (
+        Turn.objects.filter(campaign=campaign)
+        .exclude(status=Turn.Status.UNDONE)
+        .order_by("-number")
+        .values_list("number", "status")
+    )
+    first = numbers.first()
+    if first is None:
+        return 1
+    number, status = first
+    return int(number) if status == Turn.Status.OPEN else int(number) + 1
+
+
+def _armies(campaign: Campaign, codes: Iterable[str] | None = None) -> dict[str, Army]:
+    rows = Army.objects.filter(campaign=campaign)
+    if codes is not None:
+        rows = rows.filter(code__in=list(codes))
+    return {a.code: a for a in rows}
+
+
+def _alive_in(campaign: Campaign, province: str) -> dict[str, Army]:
+    """The armies standing in ``province`` now (destroyed ones have no province)."""
+    placed: dict[str, Any] = campaign.board.get("armies", {})
+    codes = [code for code, spot in placed.items() if spot.get("province") == province]
+    return dict(sorted(_armies(campaign, codes).items()))
+
+
+def _set_in_battle(campaign: Campaign, code: str, in_battle: bool) -> None:
+    spot = campaign.board.setdefault("armies", {}).get(code)
+    if spot is None or spot.get("province") is None:
+        return
+    if in_battle:
+        spot["in_battle"] = True
+    else:
+        spot.pop("in_battle", None)
+
+
+def _json(value: Any) -> Any:
+    """What the database gives back: tuples become lists, keys strings."""
+    return json.loads(json.dumps(value))
+
+
+# --- The game's data -------------------------------------------------------------------------
+
+
+def _game(battle: Battle) -> BattleGame:
+    try:
+        return game_for(battle.game)
+    except GameError as error:
+        raise _refuse(str(error), "game", 422) from error
+
+
+def _options(tournament: Tournament, game: str) -> dict[str, Any]:
+    if game == Battle.Game.BUSHIDO:
+        return {"turns": tournament.bushido_turns}  # R14: the scenario sets the turns
+    return {}
+
+
+def _modifiers(
+    campaign: Campaign, province: str, armies: Mapping[str, Army], control: Mapping[str, Any]
+) -> BattleSetup:
+    """R7 Small Farms and R10 modifiers with ``control`` as it was when the battle started."""
+    return battle_modifiers(
+        game_map=campaign_game_map(campaign),
+        province=province,
+        participants=[Participant(army=code, clan=a.clan) for code, a in armies.items()],
+        control=control,
+        clan_abilities=campaign.clan_abilities,
+        base_hand=campaign.base_hand,
+    )
+
+
+def _entrants(setup: BattleSetup, codes: Collection[str]) -> list[Entrant]:
+    return [
+        Entrant(
+            army=p.army,
+            clan=p.clan,
+            honor_bonus=p.honor_bonus,
+            hand_size=p.hand_size,
+            force_modifier=p.force_modifier,
+            small_farms=p.small_farms,
+            chooses_seating=p.army in setup.seating_chosen_by,
+        )
+        for p in setup.participants
+        if p.army in codes
+    ]
+
+
+def _participant_rows(
+    setup: BattleSetup, codes: Collection[str], **extra: Any
+) -> list[dict[str, Any]]:
+    return [
+        {**asdict(p), "notes": list(p.notes), **extra}
+        for p in setup.participants
+        if p.army in codes
+    ]
+
+
+def _outcome_json(outcome: TableOutcome) -> dict[str, Any]:
+    return {
+        "kind": outcome.kind,
+        "winner": outcome.winner,
+        "losers": list(outcome.losers),
+        "reason": outcome.reason,
+    }
+
+
+def _outcome_of(data: Mapping[str, Any]) -> TableOutcome:
+    return TableOutcome(
+        kind=data["kind"],
+        winner=data.get("winner"),
+        losers=tuple(data.get("losers") or ()),
+        reason=data.get("reason", ""),
+    )
+
+
+def _casualty_json(casualty: Casualty) -> dict[str, Any]:
+    return {
+        "army": casualty.army,
+        "destroyed_by": casualty.destroyed_by,
+        "reform_from": casualty.reform_from,
+    }
+
+
+def _seats(battle: Battle) -> dict[str, BattleSeat]:
+    seats = BattleSeat.objects.filter(battle=battle).select_related("army").order_by("id")
+    return {s.army.code: s for s in seats}
+
+
+def _save(battle: Battle, now: datetime, *fields: str) -> None:
+    battle.updated_at = now
+    battle.save(update_fields=[*fields, "updated_at"])
+
+
+def _table_log(
+    tournament: Tournament,
+    battle: Battle,
+    *,
+    actor: Actor,
+    action: str,
+    now: datetime,
+    turn: int | None = None,
+    reason: str = "",
+    **data: Any,
+) -> None:
+    _log(
+        tournament,
+        actor=actor,
+        action=action,
+        now=now,
+        turn=turn,
+        reason=reason,
+        battle=battle.pk,
+        province=battle.province,
+        **data,
+    )
+
+
+# --- Opening tables after a turn (R7, R8) ----------------------------------------------------
+
+
+def _open_table(
+    tournament: Tournament,
+    *,
+    province: str,
+    armies: Mapping[str, Army],
+    turn: int,
+    now: datetime,
+    votes: Mapping[str, str] | None = None,
+) -> Battle:
+    votes = votes or {}
+    everyone_peace = bool(armies) and all(votes.get(code) == "peace" for code in armies)
+    battle = Battle.objects.create(
+        tournament=tournament,
+        province=province,
+        opened_turn=turn,
+        status=Status.PEACE if everyone_peace else Status.MEETING,
+        game=tournament.battle_game,
+        opened_at=now,
+        updated_at=now,
+    )
+    BattleSeat.objects.bulk_create(
+        [
+            BattleSeat(
+                battle=battle,
+                army=army,
+                vote=votes.get(code, ""),
+                voted_at=now if votes.get(code) else None,
+                joined_turn=turn,
+            )
+            for code, army in armies.items()
+        ]
+    )
+    return battle
+
+
+def battles_sync(
+    *, tournament: Tournament, turn_number: int, result: Mapping[str, Any], now: datetime
+) -> None:
+    """After turn ``turn_number`` was resolved: meetings, dispersals and reinforcements.
+
+    Called by ``referees.services`` inside the resolving transaction, with the tournament
+    locked and its campaign fresh. Every meeting the engine reports opens a table in
+    ``meeting`` (or seats its newcomers at the open one there, which goes back to
+    ``meeting``); tables still gathering where no meeting is left disperse; armies that
+    entered a province with a battle going on join it (R8) and the game is told.
+    """
+    campaign = tournament.campaign
+    changed = False
+    before = {b.pk: _table_snapshot(b) for b in _open_tables(tournament)}
+    opened: list[int] = []
+    gathering = {
+        b.province: b
+        for b in Battle.objects.filter(tournament=tournament, status__in=GATHERING_STATUSES)
+    }
+    fighting = set(
+        Battle.objects.filter(tournament=tournament, status__in=FIGHTING_STATUSES).values_list(
+            "province", flat=True
+        )
+    )
+    meetings: list[Mapping[str, Any]] = list(result.get("meetings") or [])
+    codes = {code for m in meetings for code in m["armies"]}
+    codes |= {code for r in result.get("reinforcements") or [] for code in r["armies"]}
+    armies = _armies(campaign, codes)
+
+    for meeting in meetings:
+        province = meeting["province"]
+        present = {code: armies[code] for code in sorted(meeting["armies"]) if code in armies}
+        battle = gathering.pop(province, None)
+        if province in fighting:
+            continue  # a battle is being fought there: newcomers join it as reinforcements
+        if battle is None:
+            battle = _open_table(
+                tournament, province=province, armies=present, turn=turn_number, now=now
+            )
+            opened.append(battle.pk)
+            _table_log(
+                tournament,
+                battle,
+                actor=CLOCK,
+                action="battle_opened",
+                now=now,
+                turn=turn_number,
+                armies=sorted(present),
+            )
+            changed = True
+            continue
+        seats = _seats(battle)
+        joined = sorted(set(present) - set(seats))
+        left = sorted(set(seats) - set(present))
+        if not joined and not left:
+            continue
+        BattleSeat.objects.filter(battle=battle, army__code__in=left).delete()
+        BattleSeat.objects.bulk_create(
+            [BattleSeat(battle=battle, army=present[c], joined_turn=turn_number) for c in joined]
+        )
+        votes = [s.vote for code, s in seats.items() if code not in left]
+        if joined:
+            battle.status = Status.MEETING
+        elif votes and all(v == "peace" for v in votes):
+            battle.status = Status.PEACE
+        _save(battle, now, "status")
+        _table_log(
+            tournament,
+            battle,
+            actor=CLOCK,
+            action="battle_seats_changed",
+            now=now,
+            turn=turn_number,
+            joined=joined,
+            left=left,
+            status=battle.status,
+        )
+        changed = True
+
+    for battle in gathering.values():
+        battle.status = Status.DISPERSED
+        battle.ended_at = now
+        _save(battle, now, "status", "ended_at")
+        _table_log(
+            tournament, battle, actor=CLOCK, action="battle_dispersed", now=now, turn=turn_number
+        )
+        changed = True
+
+    for reinforcement in result.get("reinforcements") or []:
+        changed |= _reinforce(
+            tournament,
+            province=reinforcement["province"],
+            newcomers={c: armies[c] for c in reinforcement["armies"] if c in armies},
+            turn=turn_number,
+            now=now,
+        )
+
+    if changed:
+        # What this resolution changed is kept as it was before, so that undoing the turn
+        # can put the tables back with the board (battles_undo).
+        touched = Battle.objects.filter(pk__in=before, updated_at=now).values_list("pk", flat=True)
+        TableSnapshot.objects.create(
+            tournament=tournament,
+            turn=turn_number,
+            taken_at=now,
+            tables={str(pk): before[pk] for pk in touched},
+            opened=opened,
+        )
+        _announce(tournament, "battle", turn=turn_number)
+
+
+def _open_tables(tournament: Tournament) -> list[Battle]:
+    return list(Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES))
+
+
+def _table_snapshot(battle: Battle) -> dict[str, Any]:
+    return {
+        "status": battle.status,
+        "state": battle.state,
+        "setup": battle.setup,
+        "ended_at": battle.ended_at.isoformat() if battle.ended_at else None,
+        "seats": [
+            {
+                "army": seat.army_id,
+                "vote": seat.vote,
+                "voted_at": seat.voted_at.isoformat() if seat.voted_at else None,
+                "joined_turn": seat.joined_turn,
+                "reinforcement": seat.reinforcement,
+            }
+            for seat in BattleSeat.objects.filter(battle=battle).order_by("id")
+        ],
+    }
+
+
+def battles_undo(*, tournament: Tournament, turn_number: int, resolved_at: datetime) -> None:
+    """Put the tables back as they were before turn ``turn_number`` was resolved.
+
+    Called by ``referees.services.clock_undo`` in its transaction, before the board goes
+    back. Tables the turn opened are removed, and tables it changed (newcomers seated,
+    meetings dispersed, reinforcements told to the game) get their earlier state.
+
+    Refused when something has happened at a table since that a restored board would
+    contradict: a battle started, decided, ended or corrected after the resolution, or a
+    table the turn opened or changed has been voted or played at since. Such a table must
+    be put right by hand (a correction) before the turn can be undone.
+    """
+    snapshot = TableSnapshot.objects.filter(tournament=tournament, turn=turn_number).first()
+    affected = set(snapshot.opened) if snapshot else set()
+    affected |= {int(pk) for pk in (snapshot.tables if snapshot else {})}
+    later = Battle.objects.filter(tournament=tournament).filter(
+        Q(started_at__gt=resolved_at)
+        | Q(decided_at__gt=resolved_at)
+        | Q(status=Status.ENDED, updated_at__gt=resolved_at)
+        | Q(pk__in=affected, updated_at__gt=resolved_at)
+    )
+    busy = later.order_by("id").first()
+    if busy is not None:
+        raise _refuse(
+            _(
+                "the table in %(province)s has changed since turn %(turn)s was resolved; "
+                "correct it by hand, then undo"
+            )
+            % {"province": busy.province, "turn": turn_number},
+            "tables_changed",
+            409,
+        )
+    if snapshot is None:
+        return
+    Battle.objects.filter(pk__in=snapshot.opened).delete()
+    for pk, before in snapshot.tables.items():
+        battle = Battle.objects.get(pk=int(pk))
+        battle.status = before["status"]
+        battle.state = before["state"]
+        battle.setup = before["setup"]
+        battle.ended_at = datetime.fromisoformat(before["ended_at"]) if before["ended_at"] else None
+        battle.updated_at = resolved_at
+        battle.save(update_fields=["status", "state", "setup", "ended_at", "updated_at"])
+        BattleSeat.objects.filter(battle=battle).delete()
+        BattleSeat.objects.bulk_create(
+            [
+                BattleSeat(
+                    battle=battle,
+                    army_id=seat["army"],
+                    vote=seat["vote"],
+                    voted_at=datetime.fromisoformat(seat["voted_at"]) if seat["voted_at"] else None,
+                    joined_turn=seat["joined_turn"],
+                    reinforcement=seat["reinforcement"],
+                )
+                for seat in before["seats"]
+            ]
+        )
+    snapshot.delete()
+
+
+def _reinforce(
+    tournament: Tournament,
+    *,
+    province: str,
+    newcomers: Mapping[str, Army],
+    turn: int,
+    now: datetime,
+) -> bool:
+    """R8: armies that entered a province with a battle going on join its game."""
+    battle = Battle.objects.filter(
+        tournament=tournament, province=province, status__in=FIGHTING_STATUSES
+    ).first()
+    if battle is None or not newcomers:
+        return False
+    seats = _seats(battle)
+    arriving = {code: army for code, army in newcomers.items() if code not in seats}
+    if not arriving:
+        return False
+    if battle.status == Status.DECIDED:
+        _table_log(
+            tournament,
+            battle,
+            actor=CLOCK,
+            action="battle_reinforced",
+            now=now,
+            turn=turn,
+            armies=sorted(arriving),
+            seated=False,
+            note="the game already has an outcome: they wait for the result",
+        )
+        return True
+    campaign = tournament.campaign
+    everyone = {**{code: s.army for code, s in seats.items()}, **arriving}
+    control = (battle.setup or {}).get("control") or campaign.board.get("control", {})
+    setup = _modifiers(campaign, province, everyone, control)
+    game = _game(battle)
+    try:
+        state = game.reinforce(
+            battle.state,
+            entrants=_entrants(setup, arriving),
+            rng=random.SystemRandom(),
+            rng_label=RNG_LABEL,
+        )
+    except GameError as error:
+        _table_log(
+            tournament,
+            battle,
+            actor=CLOCK,
+            action="battle_reinforcement_refused",
+            now=now,
+            turn=turn,
+            armies=sorted(arriving),
+            problem=str(error),
+        )
+        return True
+    BattleSeat.objects.bulk_create(
+        [
+            BattleSeat(battle=battle, army=army, joined_turn=turn, reinforcement=True)
+            for army in arriving.values()
+        ]
+    )
+    battle.state = _json(state)
+    stored_setup = dict(battle.setup or {})
+    stored_setup["participants"] = [
+        *stored_setup.get("participants", []),
+        *_participant_rows(setup, arriving, reinforcement=True, joined_turn=turn),
+    ]
+    battle.setup = stored_setup
+    _save(battle, now, "state", "setup")
+    _table_log(
+        tournament,
+        battle,
+        actor=CLOCK,
+        action="battle_reinforced",
+        now=now,
+        turn=turn,
+        armies=sorted(arriving),
+        seated=True,
+    )
+    return True
+
+
+# --- The meeting: peace or battle (R7) -------------------------------------------------------
+
+
+@transaction.atomic
+def meeting_vote(
+    *, battle_id: int, army_code: str | None, vote: str, actor: Actor | Player, now: datetime
+) -> Battle:
+    """A General says peace or battle for his own army (a judge may record it for him).
+
+    All peace: the table is at ``peace``. Any battle: the battle starts at once, from a
+    meeting or from peace (R7: a General in a peaceful meeting may call for battle later).
+    """
+    tournament, battle = _battle_locked(battle_id)
+    who = _who(actor, tournament)
+    if vote not in VOTES:
+        raise _refuse(_('vote: "peace" or "battle"'), "invalid", 422)
+    if who.judge:
+        if not army_code:
+            raise _refuse(_("army: name the army whose General's word is recorded"), "invalid", 422)
+    elif who.army is None:
+        raise _refuse(_("only a General votes at a meeting, for his own army"), "forbidden", 403)
+    elif army_code and army_code != who.army:
+        raise _refuse(_("a General votes for his own army only"), "forbidden", 403)
+    else:
+        army_code = who.army
+    _playing(tournament)
+    seats = _seats(battle)
+    seat = seats.get(army_code or "")
+    if seat is None:
+        if who.judge:
+            raise _refuse(
+                _('army: "%(army)s" is not at this table') % {"army": army_code}, "invalid", 422
+            )
+        raise _refuse(_(ERROR_NOT_SEATED), "forbidden", 403)
+    if battle.status not in GATHERING_STATUSES:
+        raise _refuse(
+            _("the meeting is over: this table is %(status)s (votes are for meetings)")
+            % {"status": battle.status},
+            "status",
+            409,
+        )
+    seat.vote = vote
+    seat.voted_at = now
+    seat.save(update_fields=["vote", "voted_at"])
+    turn = _current_turn(tournament.campaign)
+    _table_log(
+        tournament,
+        battle,
+        actor=who.actor,
+        action="battle_vote",
+        now=now,
+        turn=turn,
+        army=army_code,
+        vote=vote,
+    )
+    if vote == "battle":
+        _start(tournament, battle, who=who, called_by=army_code or "", turn=turn, now=now)
+    elif all(s.vote == "peace" for s in seats.values()) and battle.status != Status.PEACE:
+        battle.status = Status.PEACE
+        _save(battle, now, "status")
+        _table_log(tournament, battle, actor=who.actor, action="battle_peace", now=now, turn=turn)
+    _announce(tournament, "battle")
+    return battle
+
+
+def _start(
+    tournament: Tournament, battle: Battle, *, who: _Who, called_by: str, turn: int, now: datetime
+) -> None:
+    """The battle starts with every army in the province (R7): set-up, ``in_battle``, game."""
+    campaign = tournament.campaign
+    present = _alive_in(campaign, battle.province)
+    seats = _seats(battle)
+    gone = sorted(set(seats) - set(present))
+    arrived = sorted(set(present) - set(seats))
+    if len({a.clan for a in present.values()}) < 2:
+        raise _refuse(
+            _("the armies here are all of one clan now: there is nobody to fight (R7)"),
+            "no_enemy",
+            409,
+        )
+    control = dict(campaign.board.get("control", {}))
+    setup = _modifiers(campaign, battle.province, present, control)
+    game = _game(battle)
+    try:
+        state = game.open(
+            entrants=_entrants(setup, present),
+            options=_options(tournament, battle.game),
+            rng=random.SystemRandom(),
+            rng_label=RNG_LABEL,
+        )
+    except GameError as error:
+        raise _refuse(
+            _("the battle cannot start: %(problem)s") % {"problem": error}, "game", 422
+        ) from error
+    # The table follows the board: an army moved by a judge since the meeting opened.
+    BattleSeat.objects.filter(battle=battle, army__code__in=gone).delete()
+    BattleSeat.objects.bulk_create(
+        [BattleSeat(battle=battle, army=present[c], joined_turn=turn) for c in arrived]
+    )
+    for code in present:
+        _set_in_battle(campaign, code, True)  # R4: their Generals give no orders now
+    campaign.save(update_fields=["board"])
+    battle.status = Status.BATTLE
+    battle.started_at = now
+    battle.state = _json(state)
+    battle.setup = {
+        "province": battle.province,
+        "control": control,
+        "participants": _participant_rows(setup, present, reinforcement=False, joined_turn=turn),
+        "seating_chosen_by": list(setup.seating_chosen_by),
+    }
+    _save(battle, now, "status", "started_at", "state", "setup")
+    _table_log(
+        tournament,
+        battle,
+        actor=who.actor,
+        action="battle_started",
+        now=now,
+        turn=turn,
+        called_by=called_by,
+        armies=sorted(present),
+        game=battle.game,
+        setup=battle.setup["participants"],
+    )
+
+
+# --- Playing the table -----------------------------------------------------------------------
+
+
+@transaction.atomic
+def battle_act(
+    *, battle_id: int, action: Mapping[str, Any], actor: Actor | Player, now: datetime
+) -> Battle:
+    """One action at the table: a General acts as his own army, a judge as ``judge``.
+
+    An action the game does not allow now is refused (422) with the game's reason. When the
+    game has an outcome, a truce or a win with nobody left to spare ends the battle at once;
+    otherwise the table waits for the winner's choice (``decided``), during which only a
+    judge acts (to change the result, e.g. ``judge_result``).
+    """
+    tournament, battle = _battle_locked(battle_id)
+    who = _who(actor, tournament)
+    if not who.judge and who.army is None:
+        raise _refuse(_("only a General (or a judge) acts at a battle table"), "forbidden", 403)
+    _playing(tournament)
+    seats = _seats(battle)
+    if not who.judge and who.army not in seats:
+        raise _refuse(_(ERROR_NOT_SEATED), "forbidden", 403)
+    if battle.status == Status.DECIDED and not who.judge:
+        # A judge may still change the game's result (the game allows it); nobody else acts.
+        raise _refuse(
+            _("the game is over: the winner chooses which armies survive"), "decided", 409
+        )
+    if battle.status not in FIGHTING_STATUSES:
+        raise _refuse(
+            _("no battle is being played at this table (%(status)s)") % {"status": battle.status},
+            "status",
+            409,
+        )
+    kind = action.get("type") if isinstance(action, Mapping) else None
+    if not isinstance(kind, str) or not kind.strip():
+        raise _refuse(_("type: name the action"), "invalid", 422)
+    move = dict(action)
+    if who.judge:
+        by = move.get("by") or "judge"
+        if by != "judge" and by not in seats:
+            raise _refuse(
+                _('by: "%(by)s" is not at this table ("judge" or a seated army)') % {"by": by},
+                "invalid",
+                422,
+            )
+        move["by"] = by
+    else:
+        move["by"] = who.army  # a General always acts as his own army
+    game = _game(battle)
+    try:
+        state = game.act(battle.state, move, rng=random.SystemRandom(), rng_label=RNG_LABEL)
+        outcome = game.outcome(state)
+    except GameError as error:
+        raise _refuse(str(error), "illegal_action", 422) from error
+    battle.state = _json(state)
+    _save(battle, now, "state")
+    turn = _current_turn(tournament.campaign)
+    _table_log(
+        tournament, battle, actor=who.actor, action="battle_action", now=now, turn=turn, move=move
+    )
+    if outcome is not None:
+        _decided(tournament, battle, outcome, seats=seats, who=who, turn=turn, now=now)
+    _announce(tournament, "battle")
+    return battle
+
+
+def _spared_by_clan(outcome: TableOutcome, seats: Mapping[str, BattleSeat]) -> set[str]:
+    """The winner and his clan's armies: they never fight each other, so they survive."""
+    if outcome.kind != "win" or outcome.winner not in seats:
+        return set()
+    clan = seats[outcome.winner].army.clan
+    return {code for code, s in seats.items() if s.army.clan == clan}
+
+
+def _decided(
+    tournament: Tournament,
+    battle: Battle,
+    outcome: TableOutcome,
+    *,
+    seats: Mapping[str, BattleSeat],
+    who: _Who,
+    turn: int,
+    now: datetime,
+) -> None:
+    battle.outcome = _outcome_json(outcome)
+    battle.decided_at = now
+    if outcome.kind == "truce":
+        _end(tournament, battle, outcome, survivors=set(seats), who=who, turn=turn, now=now)
+        return
+    spared = _spared_by_clan(outcome, seats)
+    undecided = set(seats) - spared - set(outcome.losers)
+    if not undecided:
+        _end(tournament, battle, outcome, survivors=spared, who=who, turn=turn, now=now)
+        return
+    battle.status = Status.DECIDED
+    _save(battle, now, "status", "outcome", "decided_at")
+    _table_log(
+        tournament,
+        battle,
+        actor=who.actor,
+        action="battle_decided",
+        now=now,
+        turn=turn,
+        outcome=battle.outcome,
+        to_choose=sorted(undecided),
+    )
+
+
+@transaction.atomic
+def battle_result_choose(
+    *, battle_id: int, survivors: Sequence[str], actor: Actor | Player, now: datetime
+) -> Battle:
+    """R8: the winner's General (or a judge) names the armies that survive; the rest of the
+    armies that did not lose are destroyed by his choice and may reform the next turn.
+    """
+    tournament, battle = _battle_locked(battle_id)
+    who = _who(actor, tournament)
+    _playing(tournament)
+    seats = _seats(battle)
+    outcome = _outcome_of(battle.outcome) if battle.outcome else None
+    if not who.judge and (outcome is None or who.army != outcome.winner):
+        raise _refuse(
+            _("only the winner's General (or a judge) chooses who survives (R8)"), "forbidden", 403
+        )
+    if battle.status == Status.ENDED:
+        raise _refuse(
+            _("the battle has ended already; a judge may correct its result"), "status", 409
+        )
+    if battle.status != Status.DECIDED or outcome is None:
+        raise _refuse(
+            _("there is no winner's choice to make at this table (%(status)s)")
+            % {"status": battle.status},
+            "status",
+            409,
+        )
+    named = list(dict.fromkeys(survivors))
+    for code in named:
+        if code not in seats:
+            raise _refuse(
+                _('survivors: "%(army)s" is not in this battle') % {"army": code}, "invalid", 422
+            )
+        if code in outcome.losers:
+            raise _refuse(
+                _('survivors: "%(army)s" lost the game and is destroyed (R8)') % {"army": code},
+                "invalid",
+                422,
+            )
+    chosen = set(named) | _spared_by_clan(outcome, seats)
+    turn = _current_turn(tournament.campaign)
+    _end(tournament, battle, outcome, survivors=chosen, who=who, turn=turn, now=now)
+    _announce(tournament, "battle")
+    return battle
+
+
+def _end(
+    tournament: Tournament,
+    battle: Battle,
+    outcome: TableOutcome,
+    *,
+    survivors: Collection[str],
+    who: _Who,
+    turn: int,
+    now: datetime,
+) -> None:
+    """The battle's result on the map: casualties (R8, R9), ``in_battle`` off, control (R6)."""
+    campaign = tournament.campaign
+    seats = _seats(battle)
+    control_before = campaign.board.get("control", {}).get(battle.province)
+    casualties = _apply(campaign, battle, outcome, armies=seats, survivors=survivors, turn=turn)
+    battle.status = Status.ENDED
+    battle.ended_at = now
+    battle.outcome = {
+        **_outcome_json(outcome),
+        "survivors": sorted(set(seats) - {c.army for c in casualties}),
+        "turn": turn,
+        "control_before": control_before,
+        "control_after": campaign.board.get("control", {}).get(battle.province),
+    }
+    battle.casualties = [_casualty_json(c) for c in casualties]
+    battle.decided_at = battle.decided_at or now
+    _save(battle, now, "status", "ended_at", "outcome", "casualties", "decided_at")
+    _table_log(
+        tournament,
+        battle,
+        actor=who.actor,
+        action="battle_ended",
+        now=now,
+        turn=turn,
+        outcome=battle.outcome,
+        casualties=battle.casualties,
+    )
+    _table_after(tournament, battle, fought=set(seats), turn=turn, now=now, actor=who.actor)
+
+
+def _apply(
+    campaign: Campaign,
+    battle: Battle,
+    outcome: TableOutcome,
+    *,
+    armies: Mapping[str, BattleSeat],
+    survivors: Collection[str],
+    turn: int,
+    control_before: tuple[str | None] | None = None,
+) -> tuple[Casualty, ...]:
+    """Destroy the casualties, free the rest, and update the province's control (R6).
+
+    When the armies left are all of one clan, that clan takes the province; otherwise
+    control stays as it is, or, for a correction (``control_before`` given), goes back to
+    what it was before the corrected result changed it.
+    """
+    try:
+        casualties = battle_casualties(
+            armies=sorted(armies), outcome=outcome, survivors=survivors, turn=turn
+        )
+    except GameError as error:
+        raise _refuse(str(error), "invalid", 422) from error
+    for casualty in casualties:
+        board_place(
+            campaign=campaign,
+            army=armies[casualty.army].army,
+            province=None,
+            destroyed_in_turn=turn,
+            destroyed_by=casualty.destroyed_by,
+        )
+    left = _alive_in(campaign, battle.province)
+    for code in left:
+        _set_in_battle(campaign, code, False)
+    clans = {a.clan for a in left.values()}
+    if len(clans) == 1:
+        board_set_control(campaign=campaign, province=battle.province, clan=clans.pop())
+    elif control_before is not None:
+        board_set_control(campaign=campaign, province=battle.province, clan=control_before[0])
+    campaign.save(update_fields=["board"])
+    return casualties
+
+
+def _table_after(
+    tournament: Tournament,
+    battle: Battle,
+    *,
+    fought: Collection[str],
+    turn: int,
+    now: datetime,
+    actor: Actor,
+) -> None:
+    """After a result, whoever is still together in the province sits at the next table."""
+    campaign = tournament.campaign
+    present = _alive_in(campaign, battle.province)
+    waiting = Battle.objects.filter(
+        tournament=tournament, province=battle.province, status__in=GATHERING_STATUSES
+    ).first()
+    several = len({a.clan for a in present.values()}) >= 2
+    if waiting is not None and not several:
+        waiting.status = Status.DISPERSED
+        waiting.ended_at = now
+        _save(waiting, now, "status", "ended_at")
+        _table_log(tournament, waiting, actor=actor, action="battle_dispersed", now=now, turn=turn)
+        return
+    if waiting is not None or not several:
+        return
+    votes = {code: "peace" for code in present if code in fought}
+    table = _open_table(
+        tournament, province=battle.province, armies=present, turn=turn, now=now, votes=votes
+    )
+    _table_log(
+        tournament,
+        table,
+        actor=actor,
+        action="battle_opened",
+        now=now,
+        turn=turn,
+        armies=sorted(present),
+        after_battle=battle.pk,
+        status=table.status,
+    )
+
+
+# --- A judge's correction --------------------------------------------------------------------
+
+
+@transaction.atomic
+def battle_correct(
+    *,
+    battle_id: int,
+    kind: str,
+    winner: str | None,
+    survivors: Sequence[str],
+    reason: str,
+    actor: Actor | Player,
+    now: datetime,
+) -> Battle:
+    """A judge corrects an ended battle's result: its casualties are undone on the board
+    (the armies stand in the province again) and the corrected ones applied, with a reason.
+
+    The destroyed are destroyed in the turn the battle ended in, as before. Losers of the
+    corrected result are the original losers not named as winner or survivor; every other
+    army not named is destroyed by the winner's choice.
+    """
+    tournament, battle = _battle_locked(battle_id)
+    who = _who(actor, tournament)
+    if not who.judge:
+        raise _refuse(_("only a judge corrects a battle's result"), "forbidden", 403)
+    if not reason.strip():
+        raise _refuse(_("reason: say why the result is corrected"), "invalid", 422)
+    if kind not in OUTCOME_KINDS:
+        raise _refuse(_('kind: "win" or "truce"'), "invalid", 422)
+    if battle.status != Status.ENDED or not battle.outcome:
+        raise _refuse(
+            _("only an ended battle's result is corrected (this one is %(status)s)")
+            % {"status": battle.status},
+            "status",
+            409,
+        )
+    seats = _seats(battle)
+    if kind == "win" and winner not in seats:
+        raise _refuse(
+            _('winner: "%(army)s" is not in this battle') % {"army": winner or ""}, "invalid", 422
+        )
+    if kind == "truce" and winner:
+        raise _refuse(_("winner: a truce has no winner"), "invalid", 422)
+    for code in survivors:
+        if code not in seats:
+            raise _refuse(
+                _('survivors: "%(army)s" is not in this battle') % {"army": code}, "invalid", 422
+            )
+    campaign = tournament.campaign
+    if Battle.objects.filter(
+        tournament=tournament, province=battle.province, status__in=FIGHTING_STATUSES
+    ).exists():
+        raise _refuse(
+            _("another battle is going on in this province; correct this one after it ends"),
+            "busy",
+            409,
+        )
+    before = {"outcome": battle.outcome, "casualties": battle.casualties}
+    turn = int(battle.outcome.get("turn") or _current_turn(campaign))
+    restored, kept_off = [], []
+    placed = campaign.board.get("armies", {})
+    for casualty in battle.casualties or []:
+        code = casualty["army"]
+        spot = placed.get(code) or {}
+        if code in seats and spot.get("province") is None and spot.get("destroyed_in_turn") == turn:
+            board_place(campaign=campaign, army=seats[code].army, province=battle.province)
+            restored.append(code)
+        else:
+            kept_off.append(code)  # reformed or moved since: left where it is
+    at_table = {c: s for c, s in seats.items() if c not in kept_off}
+    if kind == "truce":
+        outcome = TableOutcome(kind="truce", winner=None, losers=(), reason=reason.strip())
+        alive = set(at_table)
+    else:
+        if winner in kept_off:
+            raise _refuse(
+                _("winner: %(army)s has reformed or moved since; move it back first")
+                % {"army": winner},
+                "invalid",
+                422,
+            )
+        assert winner is not None
+        losers = tuple(
+            code
+            for code in battle.outcome.get("losers") or ()
+            if code in at_table and code != winner and code not in survivors
+        )
+        outcome = TableOutcome(kind="win", winner=winner, losers=losers, reason=reason.strip())
+        alive = (set(survivors) | _spared_by_clan(outcome, seats)) & set(at_table)
+    casualties = _apply(
+        campaign,
+        battle,
+        outcome,
+        armies=at_table,
+        survivors=alive,
+        turn=turn,
+        control_before=(battle.outcome.get("control_before"),),
+    )
+    battle.outcome = {
+        **_outcome_json(outcome),
+        "survivors": sorted(set(seats) - {c.army for c in casualties} - set(kept_off)),
+        "turn": turn,
+        "control_before": battle.outcome.get("control_before"),
+        "control_after": campaign.board.get("control", {}).get(battle.province),
+        "corrected": True,
+    }
+    battle.casualties = [_casualty_json(c) for c in casualties]
+    _save(battle, now, "outcome", "casualties")
+    _table_log(
+        tournament,
+        battle,
+        actor=who.actor,
+        action="battle_corrected",
+        now=now,
+        turn=_current_turn(campaign),
+        reason=reason.strip(),
+        before=before,
+        after={"outcome": battle.outcome, "casualties": battle.casualties},
+        restored=restored,
+        not_restored=kept_off,
+    )
+    _resync_after_correction(tournament, battle, fought=set(seats), now=now, actor=who.actor)
+    _announce(tournament, "battle")
+    return battle
+
+
+def _resync_after_correction(
+    tournament: Tournament, battle: Battle, *, fought: set[str], now: datetime, actor: Actor
+) -> None:
+    """The table that gathered after the battle follows the corrected board."""
+    campaign = tournament.campaign
+    turn = _current_turn(campaign)
+    waiting = Battle.objects.filter(
+        tournament=tournament, province=battle.province, status__in=GATHERING_STATUSES
+    ).first()
+    if waiting is not None:
+        present = _alive_in(campaign, battle.province)
+        seats = _seats(waiting)
+        if len({a.clan for a in present.values()}) >= 2:
+            joined = [c for c in present if c not in seats]
+            BattleSeat.objects.filter(battle=waiting).exclude(army__code__in=list(present)).delete()
+            BattleSeat.objects.bulk_create(
+                [
+                    BattleSeat(
+                        battle=waiting,
+                        army=present[c],
+                        joined_turn=turn,
+                        vote="peace" if c in fought else "",
+                        voted_at=now if c in fought else None,
+                    )
+                    for c in joined
+                ]
+            )
+            votes = BattleSeat.objects.filter(battle=waiting).values_list("vote", flat=True)
+            waiting.status = Status.PEACE if all(v == "peace" for v in votes) else Status.MEETING
+            _save(waiting, now, "status")
+            return
+    _table_after(tournament, battle, fought=fought, turn=turn, now=now, actor=actor)
+
+
+# --- The end of the game (R8) ----------------------------------------------------------------
+
+
+def battles_stop(*, tournament: Tournament, actor: Actor, now: datetime) -> None:
+    """The game has ended: every table still open stops; the board stays as it is, so each
+    province keeps its controller (R8). Called by ``referees.services`` as the game ends.
+    """
+    stopped = list(Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES))
+    for battle in stopped:
+        was = battle.status
+        battle.status = Status.STOPPED
+        battle.ended_at = now
+        _save(battle, now, "status", "ended_at")
+        _table_log(tournament, battle, actor=actor, action="battle_stopped", now=now, was=was)
+    if stopped:
+        _announce(tournament, "battle")
+
+
+__all__ = [
+    "battle_act",
+    "battle_correct",
+    "battle_result_choose",
+    "battles_stop",
+    "battles_sync",
+    "meeting_vote",
+]

@@ -1,0 +1,57 @@
+"""Texts for people that more than one layer needs: why the engine rejected an order.
+
+The rules engine speaks English and names a rejection by a stable code
+(``sl5r.rules.turn``); here each code has its reason in words the catalog translates. The
+services use it to refuse an order in the reader's language, the history to show why an
+order was rejected.
+"""
+
+from __future__ import annotations
+
+from django.utils.functional import Promise
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
+
+# The engine's rejection codes (and the two the campaign services add) with their reasons.
+REJECTION_REASONS: dict[str, str] = {
+    "late": gettext_noop("the deadline has passed"),
+    "in_battle": gettext_noop("the army is in a battle"),
+    "destroyed": gettext_noop("the army is destroyed: it can only reform"),
+    "too_many_steps": gettext_noop("a move goes one or two provinces"),
+    "not_unicorn": gettext_noop("only a Unicorn army may move two provinces"),
+    "abilities_off": gettext_noop("clan abilities are off: no two-province moves"),
+    "unknown_province": gettext_noop("there is no such province"),
+    "not_adjacent": gettext_noop("that province is not next to the army"),
+    "impassable": gettext_noop("that province is impassable"),
+    "returns": gettext_noop("a two-province move may not end where it started"),
+    "occupied": gettext_noop(
+        "a two-province move needs both provinces empty at the start of the turn"
+    ),
+    "not_destroyed": gettext_noop("only a destroyed army can reform"),
+    "too_early": gettext_noop("the army may not reform yet"),
+    "not_castle": gettext_noop("that province has no castle"),
+    "not_home": gettext_noop("that province is not a home province of the army's clan"),
+    "not_controlled": gettext_noop("the army's clan does not control that province"),
+    "unknown_army": gettext_noop("there is no such army"),
+    "not_placed": gettext_noop("the army is not on the map yet"),
+    "not_open": gettext_noop("the turn is not open for orders"),
+}
+
+# The same, translated when read (the history shows them in the reader's language).
+REJECTIONS: dict[str, Promise] = {
+    code: gettext_lazy(reason) for code, reason in REJECTION_REASONS.items()
+}
+
+
+def order_refusal_text(code: str, message: str) -> str:
+    """Why an order is refused, for the person who gave it, in the active language.
+
+    ``message`` is the engine's own sentence: it names the province or the turn, but it is
+    English. It is kept where the catalog has no other words for the code's reason (in
+    English, or for a code this module does not know); otherwise the translated reason is
+    given.
+    """
+    reason = REJECTION_REASONS.get(code)
+    if reason is None:
+        return message
+    translated = gettext(reason)
+    return message if translated == reason else translated
