@@ -33,6 +33,7 @@ from referees.selectors import (
     turn_history,
 )
 from referees.services import TournamentError, tournament_clans
+from referees.texts import REJECTIONS
 from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES, MapDrawing, map_drawing
 from strategic_map.models import Order
@@ -141,6 +142,7 @@ LOG_ACTIONS: dict[str, Promise] = {
     "army_corrected": gettext_lazy("army corrected"),
     "control_corrected": gettext_lazy("control corrected"),
     "announcement": gettext_lazy("announcement"),
+    "instruction_sent": gettext_lazy("instruction sent"),
 }
 
 OUTCOMES: dict[str, Promise] = {
@@ -165,27 +167,8 @@ ON_SWAP: dict[str, Promise] = {
 }
 
 # Why the rules engine rejected an order: its reason is "<code>: <English text>", and the
-# history shows the code's text in the reader's language (an unknown code as it came).
-REJECTIONS: dict[str, Promise] = {
-    "late": gettext_lazy("the deadline has passed"),
-    "in_battle": gettext_lazy("the army is in a battle"),
-    "destroyed": gettext_lazy("the army is destroyed: it can only reform"),
-    "too_many_steps": gettext_lazy("a move goes one or two provinces"),
-    "not_unicorn": gettext_lazy("only a Unicorn army may move two provinces"),
-    "abilities_off": gettext_lazy("clan abilities are off: no two-province moves"),
-    "unknown_province": gettext_lazy("there is no such province"),
-    "not_adjacent": gettext_lazy("that province is not next to the army"),
-    "impassable": gettext_lazy("that province is impassable"),
-    "returns": gettext_lazy("a two-province move may not end where it started"),
-    "occupied": gettext_lazy(
-        "a two-province move needs both provinces empty at the start of the turn"
-    ),
-    "not_destroyed": gettext_lazy("only a destroyed army can reform"),
-    "too_early": gettext_lazy("the army may not reform yet"),
-    "not_castle": gettext_lazy("that province has no castle"),
-    "not_home": gettext_lazy("that province is not a home province of the army's clan"),
-    "not_controlled": gettext_lazy("the army's clan does not control that province"),
-}
+# history shows the code's text in the reader's language (an unknown code as it came); the
+# texts are ``referees.texts.REJECTIONS``, which the services use for refused orders too.
 
 
 def _texts(strings: dict[str, Promise]) -> dict[str, str]:

@@ -9,6 +9,7 @@ Everything that changes (armies, control, orders, the clock) arrives in the brow
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -19,8 +20,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from referees.access import player_from_session, tournament_get, tournament_players
-from referees.models import Player, Tournament
-from referees.selectors import clan_roles
+from referees.models import Instruction, Player, Tournament
+from referees.selectors import Viewer, clan_roles, visible_instructions
 from referees.services import TournamentError
 from sl5r.rules.roles import Role, role_visibility
 from strategic_map.clans import clan_name
@@ -91,7 +92,16 @@ def _page_context(player: Player, tournament: Tournament) -> dict[str, Any]:
         "is_unicorn": player.clan == "unicorn",
         "clan_abilities": tournament.campaign.clan_abilities,
         "excluded_clans": list(tournament.campaign.excluded_clans),
+        # R1.1: the written instructions he may read (none for a Karo); the script keeps
+        # the list current from the state.
+        "instructions": _instructions(player, tournament),
+        "max_instruction": Instruction.MAX_TEXT,
     }
+
+
+def _instructions(player: Player, tournament: Tournament) -> list[dict[str, Any]]:
+    rows = visible_instructions(tournament=tournament, viewer=Viewer.of_player(player))
+    return [{**row, "at_time": datetime.fromisoformat(row["at"])} for row in rows]
 
 
 @never_cache

@@ -12,6 +12,7 @@ from sl5r.views import healthz
 urlpatterns = [
     path("", include("strategic_map.urls")),
     path("referees/", include("referees.urls")),
+    path("", include("battles.urls")),
     path("api/", api_urls()),
     # Anything else under /api/ answers in the API's own JSON error format.
     re_path(r"^api/(?P<rest>.*)$", api_not_found),

@@ -238,7 +238,7 @@ def test_the_catalog_has_every_string_of_the_sources(tmp_path: Path, entries: li
     copy = tmp_path / "site"
     copy.mkdir()
     shutil.copy2(BASE / "manage.py", copy / "manage.py")
-    for folder in ("sl5r", "referees", "strategic_map", "templates", "locale"):
+    for folder in ("sl5r", "referees", "strategic_map", "battles", "templates", "locale"):
         shutil.copytree(BASE / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
     command = [sys.executable, "manage.py", "makemessages", "-l", "ru", "--no-location"]
     command += [f"--ignore={path}" for path in MAKEMESSAGES_IGNORES]

@@ -4,7 +4,9 @@
  * The war map with every army the state holds, the clan's Generals with where their armies
  * are and (Daimyo only: the state carries his clan's orders) their orders this turn; a
  * Scorpion Daimyo chooses where each head-on clash is fought
- * (PUT /api/tournaments/{id}/armies/{code}/on-swap, R5.3).
+ * (PUT /api/tournaments/{id}/armies/{code}/on-swap, R5.3). A Daimyo whose clan has no Karo
+ * writes instructions to his Generals (POST /api/tournaments/{id}/instructions, R1.1) and
+ * sees those sent, from the state.
  */
 
 import {
@@ -16,14 +18,17 @@ import {
   renderProvincePanel,
 } from "./map.js";
 import {
+  ApiError,
   apiCall,
   errorText,
   fmt,
   formatTime,
   pageStrings,
   panelStrings,
+  renderInstructions,
   startPlayerPage,
 } from "./players.js";
+import { renderClanBattles } from "./battle_link.js";
 
 const root = document.getElementById("player-page");
 const S = pageStrings();
@@ -39,7 +44,14 @@ const ui = {
   showOrders: $("show-orders"),
   scores: $("scores"),
   scoresBody: $("scores-body"),
+  instructions: $("instructions-list"),
+  instructionForm: $("instruction-form"),
+  instructionTo: $("instruction-to"),
+  instructionText: $("instruction-text"),
+  instructionMessage: $("instruction-message"),
+  instructionSend: $("instruction-send"),
 };
+let sendingInstruction = false;
 
 let state = null;
 let page = null;
@@ -141,6 +153,53 @@ function render() {
   if (panelProvince && !ui.panel.hidden) showPanel(panelProvince);
   renderGenerals();
   renderScores();
+  renderInstructions(ui.instructions, state.instructions, S, state);
+  renderInstructionForm();
+}
+
+function renderInstructionForm() {
+  if (!ui.instructionForm) return;
+  const phase = state ? state.tournament.clock.phase : "";
+  // The server refuses instructions before the start and after the end (R1.1 applies while
+  // the game is on); the button says so at once.
+  ui.instructionSend.disabled = sendingInstruction || phase === "setup" || phase === "finished";
+}
+
+function instructionError(error) {
+  if (!(error instanceof ApiError)) return S["instruction-network"];
+  if (error.status === 401 || (error.status === 403 && error.code === "csrf") || error.status === 429) {
+    return errorText(S, error);
+  }
+  return fmt(S["instruction-refused"], { reason: error.detail || error.code || error.status });
+}
+
+function showInstructionMessage(ok, text) {
+  ui.instructionMessage.className = ok ? "message is-ok" : "message is-error";
+  ui.instructionMessage.textContent = text;
+}
+
+async function sendInstruction(event) {
+  event.preventDefault();
+  const text = ui.instructionText.value.trim();
+  if (!text) {
+    showInstructionMessage(false, S["instruction-empty"]);
+    ui.instructionText.focus();
+    return;
+  }
+  sendingInstruction = true;
+  renderInstructionForm();
+  try {
+    const to = ui.instructionTo.value ? Number(ui.instructionTo.value) : null;
+    await apiCall("POST", `/tournaments/${tournamentId}/instructions`, { text, to });
+    ui.instructionText.value = "";
+    showInstructionMessage(true, S["instruction-sent"]);
+  } catch (error) {
+    showInstructionMessage(false, instructionError(error));
+  } finally {
+    sendingInstruction = false;
+    renderInstructionForm();
+  }
+  await refresh();
 }
 
 function refresh() {
@@ -167,6 +226,7 @@ for (const select of document.querySelectorAll(".js-swap select")) {
   });
 }
 if (ui.showOrders) ui.showOrders.addEventListener("change", render);
+if (ui.instructionForm) ui.instructionForm.addEventListener("submit", sendInstruction);
 ui.panel.addEventListener("click", (event) => {
   if (event.target.closest(".panel-close")) render();
 });
@@ -178,5 +238,6 @@ page = startPlayerPage({
   onState(next) {
     state = next;
     render();
+    renderClanBattles(next);
   },
 });

@@ -2,8 +2,9 @@
  * general.js: a General's page (referees/templates/referees/general.html), phone first.
  *
  * Everything shown comes from the state (GET /api/tournaments/{id}/state through live.js),
- * which holds only what this General may see (R1.1). Orders go to
- * PUT/DELETE /api/tournaments/{id}/orders/mine with the session's CSRF token.
+ * which holds only what this General may see (R1.1), his Daimyo's written instructions
+ * included. Orders go to PUT/DELETE /api/tournaments/{id}/orders/mine with the session's
+ * CSRF token.
  */
 
 import {
@@ -22,8 +23,10 @@ import {
   formatTime,
   pageStrings,
   panelStrings,
+  renderInstructions,
   startPlayerPage,
 } from "./players.js";
+import { renderBattleLink } from "./battle_link.js";
 
 const root = document.getElementById("player-page");
 const S = pageStrings();
@@ -57,6 +60,7 @@ const ui = {
   withdraw: $("withdraw-button"),
   zoom: $("zoom-button"),
   panel: $("province-panel"),
+  instructions: $("instructions-list"),
 };
 
 let state = null;
@@ -335,6 +339,7 @@ function render() {
   renderArmy(army);
   renderOrderForm(army);
   renderMap(army);
+  renderInstructions(ui.instructions, state.instructions, S, state);
 }
 
 // --- Sending ---------------------------------------------------------------------------------------
@@ -391,5 +396,6 @@ page = startPlayerPage({
   onState(next) {
     state = next;
     render();
+    renderBattleLink(next);
   },
 });

@@ -444,6 +444,7 @@ function apply(fresh) {
   tick();
   if (phaseChanged) drawPositions();
   if (["setup", "planning", "deployment"].includes(phase()) && phaseChanged) loadPlayers();
+  document.dispatchEvent(new CustomEvent("sl5r:state", { detail: fresh })); // battles_console.js
 }
 
 // --- The log -------------------------------------------------------------------------------------

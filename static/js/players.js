@@ -12,6 +12,7 @@
  *   formatTime(iso, state)        a time of day in the tournament's time zone
  *   startPlayerPage({...})        legend swatches, the countdown and the live connection;
  *                                 returns {refresh()} to fetch the state at once
+ *   renderInstructions(list, instructions, S, state)  a Daimyo's written instructions (R1.1)
  */
 
 import { connectLive, remainingSeconds } from "./live.js";
@@ -185,6 +186,50 @@ export function formatTime(iso, state) {
   } catch (_error) {
     return date.toLocaleTimeString(undefined, options);
   }
+}
+
+/**
+ * A Daimyo's written instructions (R1.1) into `list` (#instructions-list), newest first, in
+ * the markup of referees/instruction_list.html. `instructions` is state.instructions (what
+ * the server lets this player read); without it the list is left as it is.
+ */
+export function renderInstructions(list, instructions, S, state) {
+  if (!list || !Array.isArray(instructions)) return;
+  const items = instructions.map((instruction) => {
+    const item = document.createElement("li");
+    item.className = "instruction";
+    item.dataset.id = String(instruction.id);
+    const head = document.createElement("div");
+    head.className = "instruction-head";
+    const to = document.createElement("span");
+    to.className = "instruction-to";
+    to.textContent =
+      instruction.to_id === null || instruction.to_id === undefined
+        ? S["instruction-to-all"]
+        : fmt(S["instruction-to"], { name: instruction.to });
+    const time = document.createElement("time");
+    time.dateTime = instruction.at;
+    time.textContent = formatTime(instruction.at, state);
+    head.append(to, " · ", time);
+    if (instruction.turn) {
+      const turn = document.createElement("span");
+      turn.className = "instruction-turn";
+      turn.textContent = fmt(S["instruction-turn"], { turn: instruction.turn });
+      head.append(" · ", turn);
+    }
+    const text = document.createElement("p");
+    text.className = "instruction-text";
+    text.textContent = instruction.text;
+    item.append(head, text);
+    return item;
+  });
+  if (!items.length) {
+    const none = document.createElement("li");
+    none.className = "note instruction-none";
+    none.textContent = S["instructions-none"];
+    items.push(none);
+  }
+  list.replaceChildren(...items);
 }
 
 /** The state once more over HTTP (after an order, in case the live update is slow). */

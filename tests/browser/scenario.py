@@ -55,7 +55,7 @@ def build() -> dict[str, Any]:
     )
     actor = Actor.of_user(judge)
 
-    def tournament(name: str, players: int) -> tuple[int, dict[str, list[Player]]]:
+    def tournament(name: str, players: int, **options: Any) -> tuple[int, dict[str, list[Player]]]:
         """A tournament with R1's line-up for ``players``, turn 1 open; Generals by clan."""
         created = services.tournament_create(
             name=name,
@@ -64,6 +64,7 @@ def build() -> dict[str, Any]:
             player_count=players,
             now=now,
             turn_seconds=TURN_SECONDS,
+            **options,
         )
         lineup = lineup_propose(
             players,
@@ -138,6 +139,21 @@ def build() -> dict[str, Any]:
         to = _free_neighbour(graph, positions[other.army.code], occupied=occupied)
         occupied.add(to)
         move(other, to)
+    # Battle tables: after turn 1 two armies of different clans stand in one province; the
+    # battle is an L5R game in one tournament, Bushido (R14) in the other.
+    tables: dict[str, dict[str, Any]] = {}
+    for story, game in (("battle", "l5r"), ("bushido", "bushido")):
+        table_id, table_generals = tournament(f"Browser: {story}", 16, battle_game=game)
+        by_code = {p.army.code: p for ps in table_generals.values() for p in ps if p.army}
+        host, guest = _meeting_pair(graph, board_armies(table_id))
+        move(by_code[guest], board_armies(table_id)[host])
+        services.clock_resolve_now(tournament_id=table_id, actor=actor, now=now)
+        tables[story] = {
+            "id": table_id,
+            **general(by_code[host]),
+            "other": general(by_code[guest]),
+            "province": board_armies(table_id)[host],
+        }
     viewer = daimyo_generals["crab"][0]
     clanmate = daimyo_generals["crab"][1]
     assert clanmate.army is not None
@@ -155,6 +171,7 @@ def build() -> dict[str, Any]:
         "clock": {"id": clock_id},
         "screen": {"id": screen_id, "army": mover.army.code, "from": start, "to": target},
         "russian": {"id": russian_id, **general(russian_generals["crab"][0])},
+        **tables,
         "daimyo": {
             "id": daimyo_id,
             # The Crab Daimyo himself (R1.1: he sees the map and his Generals' orders).
@@ -173,6 +190,18 @@ def _start_positions(graph: Any, clan: str, codes: Sequence[str]) -> dict[str, s
     """R3.2: each army in a different home province, castle provinces first."""
     homes = sorted(graph.home_provinces[clan], key=lambda p: (p not in graph.castles, p))
     return dict(zip(sorted(codes), homes, strict=False))
+
+
+def _meeting_pair(graph: Any, positions: Mapping[str, str]) -> tuple[str, str]:
+    """Two armies of different clans in neighbouring provinces: (stays, moves in), by code."""
+    where = {province: code for code, province in positions.items()}
+    blocked = graph.blocked_provinces()
+    for code, province in sorted(positions.items()):
+        for neighbour in sorted(graph.neighbours[province]):
+            other = where.get(neighbour)
+            if other and other.split("-")[0] != code.split("-")[0] and province not in blocked:
+                return code, other
+    raise LookupError("no two armies of different clans stand next to each other")
 
 
 def _free_neighbour(graph: Any, province: str, *, occupied: set[str]) -> str:
