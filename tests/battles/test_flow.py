@@ -161,3 +161,79 @@ def test_r7_r8_r9_a_battle_from_the_meeting_to_the_map_and_a_reform_at_t_plus_2(
     armies = {a["id"]: a for a in table.state()["armies"]}
     assert armies["dragon-1"]["province"] == "dragon-mirumoto"
     assert armies["lion-1"]["province"] == "lion-matsu"
+
+
+@pytest.mark.redis
+def test_r7_r8_every_step_of_a_battle_is_announced_through_redis_with_a_newer_version(
+    redis_url: str,
+    settings: Any,
+    game16: Game,
+    api: Api,
+    judge_key: str,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """With the production channel layer, each table change reaches the tournament's group."""
+    import uuid
+
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    from referees.events import tournament_group
+
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": ["redis://127.0.0.1:6379/13"],
+                "prefix": f"sl5r-test-{uuid.uuid4().hex[:8]}",
+            },
+        }
+    }
+    layer = get_channel_layer()
+    assert type(layer).__name__ == "RedisChannelLayer"
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(tournament_group(game16.id), channel)
+    table = Table(api, game16, judge_key)
+
+    def step(call: Any) -> dict[str, Any]:
+        with django_capture_on_commit_callbacks(execute=True):
+            result: dict[str, Any] = call()
+        return result
+
+    def events() -> list[dict[str, Any]]:
+        received = []
+        while True:
+            try:
+                received.append(async_to_sync(_receive)(layer, channel, 0.5))
+            except TimeoutError:
+                return received
+
+    try:
+        step(lambda: table.order("unicorn-2", {"kind": "move", "path": [PROVINCE]}).json())
+        step(table.resolve)
+        table.battle_id = table.state("lion-1")["battle"]["id"]
+        step(
+            lambda: table.ok(
+                api.post(table.path("/vote"), {"vote": "battle"}, token=table.token("unicorn-2"))
+            )
+        )
+        step(lambda: table.act("lion-1", type="stronghold", honor=5, province_strength=5, gold=5))
+        received = events()
+        kinds = [(e["kind"], e["version"]) for e in received]
+        battle_events = [v for kind, v in kinds if kind == "battle"]
+        assert len(battle_events) >= 3  # opened with the turn, the vote, the stronghold
+        versions = [v for _, v in kinds]
+        assert versions == sorted(versions) and len(set(versions)) == len(versions)
+        assert versions[-1] == table.state()["tournament"]["version"]
+        # Only what anyone may know travels: no army, clan or province (referees/events.py).
+        assert all(set(e) <= {"type", "version", "kind", "turn", "phase"} for e in received)
+    finally:
+        async_to_sync(layer.flush)()
+        async_to_sync(layer.close_pools)()
+
+
+async def _receive(layer: Any, channel: str, timeout: float) -> dict[str, Any]:
+    import asyncio
+
+    message: dict[str, Any] = await asyncio.wait_for(layer.receive(channel), timeout)
+    return message
