@@ -236,6 +236,11 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         for name in PUBLIC_FIELDS:
             if name in event:
                 out[name] = event[name]
-        if self.viewer == "public" and isinstance(event.get("state"), dict):
-            out["state"] = event["state"]  # built for Viewer.public() (referees.events)
+        state = event.get("state_json")
+        if self.viewer == "public" and isinstance(state, str) and state.startswith("{"):
+            # Built once for Viewer.public() (referees.events) and already JSON: spliced
+            # into the frame as it is rather than decoded and encoded again per socket.
+            head = json.dumps(out, separators=(",", ":"))
+            await self.send(text_data=f'{head[:-1]},"state":{state}}}')
+            return
         await self.send_json(out)

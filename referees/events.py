@@ -16,8 +16,9 @@ than trusted to every caller. What a viewer may see is then fetched through
 One exception, for speed: the public (the big screen, anonymous pages) all see the same
 state, so hundreds of them fetching it after a turn resolves cost hundreds of identical
 requests. Public sockets therefore join a second group, ``tournament.<id>.public``, and
-the message sent there carries, besides the same fields, ``state``: ``tournament_state``
-for ``Viewer.public()``, built once per change in the on-commit callback. Judges and
+the message sent there carries, besides the same fields, ``state_json``: ``tournament_state``
+for ``Viewer.public()`` as JSON text, built once per change in the on-commit callback, which
+the consumers put into the socket's frame as ``state`` without decoding it. Judges and
 players (whose states differ per viewer) are only in ``tournament.<id>`` and never get a
 ``state``; no socket is in both groups.
 """
@@ -58,8 +59,12 @@ def tournament_public_group(tournament_id: int) -> str:
     return f"tournament.{tournament_id}.public"
 
 
-def public_state(tournament_id: int) -> dict[str, Any] | None:
-    """What ``GET …/state`` answers the public now, as JSON data; None if it cannot be built.
+def public_state(tournament_id: int) -> str | None:
+    """What ``GET …/state`` answers the public now, as JSON text; None if it cannot be built.
+
+    Text rather than data: hundreds of public sockets forward it as it is, where each of
+    them encoding the same nested state again (and the channel layer packing and unpacking
+    it for each) cost more than everything else in a fan-out (benchmarks/fanout.py).
 
     Never raises: it runs after the commit, where a failure must not reach the caller; the
     public pages then fetch the state as judges and players do.
@@ -67,9 +72,7 @@ def public_state(tournament_id: int) -> dict[str, Any] | None:
     try:
         tournament = Tournament.objects.select_related("campaign").get(pk=tournament_id)
         state = tournament_state(tournament=tournament, viewer=Viewer.public(), now=timezone.now())
-        # The same JSON the API would send (and plain types for the layer's msgpack).
-        data: dict[str, Any] = json.loads(json.dumps(state, cls=DjangoJSONEncoder))
-        return data
+        return json.dumps(state, cls=DjangoJSONEncoder, separators=(",", ":"))
     except Exception:
         log.warning(
             "could not build the public state of tournament %s", tournament_id, exc_info=True
@@ -119,7 +122,7 @@ def event_send_on_commit(*, tournament_id: int, version: int, kind: str, **data:
         public = dict(message)
         state = public_state(tournament_id)
         if state is not None:
-            public["state"] = state
+            public["state_json"] = state
         _group_send(layer, tournament_public_group(tournament_id), public)
 
     transaction.on_commit(send)
