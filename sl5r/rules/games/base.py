@@ -8,7 +8,7 @@ the caller passes and is written into the state (R11). The decisions are in docs
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -201,6 +201,48 @@ def entrants_check(entrants: Sequence[Entrant], *, taken: Collection[str] = ()) 
     if not checked:
         raise GameError("entrants", "no army sits down at the table")
     return checked
+
+
+class Context:
+    """The random source of one call and the label its draws are recorded with (R11)."""
+
+    __slots__ = ("label", "rng")
+
+    def __init__(self, rng: RandomSource, label: str) -> None:
+        self.rng = rng
+        self.label = label
+
+
+Handler = Callable[[State, Mapping[str, Any], str, Context], None]
+
+
+def action_apply(
+    state: Mapping[str, Any],
+    action: Mapping[str, Any],
+    *,
+    game: str,
+    handlers: Mapping[str, Handler],
+    fields: Mapping[str, Collection[str]],
+    armies: Callable[[State], list[str]],
+    refusal: Callable[[State, str, str], str | None],
+    context: Context,
+) -> State:
+    """One table action, as every game takes it: read and check it, then apply it to a copy.
+
+    The checks come in the same order in every game (the type, who acts, the fields, then
+    whether the game allows it now), so a malformed action is refused for the same reason
+    whatever the game.
+    """
+    s = state_copy(state, game)
+    kind = action_type(action, handlers)
+    by = read_by(action, armies(s))
+    fields_check(action, kind, fields[kind])
+    problem = refusal(s, kind, by)
+    if problem is not None:
+        raise GameError(kind, problem)
+    s["actions"] += 1
+    handlers[kind](s, action, by, context)
+    return s
 
 
 def state_check(state: Mapping[str, Any], game: str) -> Mapping[str, Any]:

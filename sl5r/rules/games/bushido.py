@@ -7,7 +7,7 @@ winner of each game faces the next one. The decisions are in docs/battles.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..turn import RandomSource
@@ -15,14 +15,15 @@ from .base import (
     JUDGE,
     SMALL,
     STATE_VERSION,
+    Context,
     Entrant,
     GameError,
+    Handler,
     State,
     TableOutcome,
-    action_type,
+    action_apply,
     draw_order,
     entrants_check,
-    fields_check,
     log,
     names,
     options_check,
@@ -30,7 +31,6 @@ from .base import (
     outcome_set,
     read_army,
     read_bool,
-    read_by,
     read_choice,
     read_int,
     state_check,
@@ -56,14 +56,6 @@ FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
 GAME_ACTIONS: Final = frozenset(
     {"tactical_test", "models", "phase", "victory_points", "end_turn", "declare"}
 )
-
-
-class _Context:
-    __slots__ = ("label", "rng")
-
-    def __init__(self, rng: RandomSource, label: str) -> None:
-        self.rng = rng
-        self.label = label
 
 
 # --- reading the state -------------------------------------------------------------------
@@ -117,7 +109,7 @@ def _game_reset(s: State, sides: Sequence[str]) -> None:
 # --- the Starting, Main and End phases (seed 002, R14) -------------------------------------
 
 
-def _tactical_test(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _tactical_test(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     army = read_army(action, "winner", _fighting(s))
     s["tactical_test"] = army
     log(s, "tactical_test", by, f"{army} ({_clan(s, army)}) wins the tactical test")
@@ -135,7 +127,7 @@ def _pass_tokens(s: State) -> None:
     s["pass_tokens"] = {"side": side, "count": count}
 
 
-def _models(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _models(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     side = _side_of(s, action, "army")
     count = read_int(action, "count", 0, MAX_MODELS)
     s["models"][side] = count
@@ -151,13 +143,13 @@ def _models(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None
         s["ending"] = None
 
 
-def _phase(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _phase(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     later = PHASES[PHASES.index(s["phase"]) + 1 :]
     s["phase"] = read_choice(action, "phase", later)
     log(s, "phase", by, f"game {s['game_number']}, turn {s['turn']}: {s['phase']} phase")
 
 
-def _victory_points(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _victory_points(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     side = _side_of(s, action, "army")
     points = read_int(action, "points", -SMALL, SMALL)
     if points == 0:
@@ -169,7 +161,7 @@ def _victory_points(s: State, action: Mapping[str, Any], by: str, ctx: _Context)
     log(s, "victory_points", by, f"{side}: {points:+d} = {s['victory_points'][side]}")
 
 
-def _end_turn(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _end_turn(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     log(s, "end_turn", by, f"game {s['game_number']}: turn {s['turn']} ends")
     if s["ending"] is not None:
         _finish_game(s, "no_models")
@@ -183,7 +175,7 @@ def _end_turn(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> No
         s["turn_points"] = {side: 0 for side in s["sides"]}
 
 
-def _declare(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _declare(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     read_choice(action, "kind", ("all_scored",))
     log(s, "declare", by, "all victory points are scored")
     _finish_game(s, "victory_points")
@@ -234,7 +226,7 @@ def _close(s: State) -> None:
 # --- truce and judges (R8) -----------------------------------------------------------------
 
 
-def _truce(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _truce(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     army = read_army(action, "army", _armies(s), default=by if by != JUDGE else None)
     if by != JUDGE and army != by:
         raise GameError("truce", f"{by} may only do this for himself, not for {army}")
@@ -251,7 +243,7 @@ def _truce(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
         _close(s)
 
 
-def _judge_result(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _judge_result(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     kind = read_choice(action, "kind", ("win", "truce"))
     winner = action.get("winner")
     if kind == "truce":
@@ -297,7 +289,7 @@ def _refusal(s: Mapping[str, Any], kind: str, by: str) -> str | None:
     return None
 
 
-HANDLERS: Final[Mapping[str, Callable[[State, Mapping[str, Any], str, _Context], None]]] = {
+HANDLERS: Final[Mapping[str, Handler]] = {
     "tactical_test": _tactical_test,
     "models": _models,
     "phase": _phase,
@@ -366,16 +358,16 @@ class BushidoGame:
         rng: RandomSource,
         rng_label: str = "system",
     ) -> dict[str, Any]:
-        s = state_copy(state, self.name)
-        kind = action_type(action, HANDLERS)
-        by = read_by(action, _armies(s))
-        fields_check(action, kind, FIELDS[kind])
-        refusal = _refusal(s, kind, by)
-        if refusal is not None:
-            raise GameError(kind, refusal)
-        s["actions"] += 1
-        HANDLERS[kind](s, action, by, _Context(rng, rng_label))
-        return s
+        return action_apply(
+            state,
+            action,
+            game=self.name,
+            handlers=HANDLERS,
+            fields=FIELDS,
+            armies=_armies,
+            refusal=_refusal,
+            context=Context(rng, rng_label),
+        )
 
     def reinforce(
         self,

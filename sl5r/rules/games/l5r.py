@@ -7,7 +7,7 @@ The decisions where rules.md leaves room are in docs/battles.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..turn import RandomSource
@@ -15,15 +15,16 @@ from .base import (
     JUDGE,
     SMALL,
     STATE_VERSION,
+    Context,
     Entrant,
     GameError,
+    Handler,
     State,
     TableOutcome,
-    action_type,
+    action_apply,
     draw_one,
     draw_order,
     entrants_check,
-    fields_check,
     given_draw,
     log,
     names,
@@ -32,7 +33,6 @@ from .base import (
     outcome_set,
     read_army,
     read_bool,
-    read_by,
     read_choice,
     read_int,
     state_check,
@@ -64,14 +64,6 @@ FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
     "production_done": (),
     "judge_result": ("kind", "winner"),
 }
-
-
-class _Context:
-    __slots__ = ("label", "rng")
-
-    def __init__(self, rng: RandomSource, label: str) -> None:
-        self.rng = rng
-        self.label = label
 
 
 # --- reading the state -------------------------------------------------------------------
@@ -137,7 +129,7 @@ def _new_player(entrant: Entrant, status: str) -> State:
     }
 
 
-def _seating_prepare(s: State, ctx: _Context) -> None:
+def _seating_prepare(s: State, ctx: Context) -> None:
     """Who chooses the seating (R10), or a random seating (R7), for the players in set-up."""
     s["seating"] = None
     s["seating_by"] = None
@@ -161,7 +153,7 @@ def _seating_prepare(s: State, ctx: _Context) -> None:
     s["seating_by"] = "random"
 
 
-def _stronghold(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _stronghold(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     army = _self_or_judge(s, action, by, "stronghold")
     p = _player(s, army)
     if s["stage"] != SETUP and p["status"] != NEWCOMER:
@@ -200,7 +192,7 @@ def _stronghold(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> 
     )
 
 
-def _seating(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _seating(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     order = action.get("order")
     armies = _armies(s)
     if (
@@ -218,7 +210,7 @@ def _seating(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> Non
     log(s, "seating", by, f"seating: {', '.join(order)}")
 
 
-def _begin(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _begin(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     players = s["players"]
     top = max(p["honor"] for p in players)
     tied = [p["army"] for p in players if p["honor"] == top]
@@ -271,7 +263,7 @@ def _next_playing(s: State, after: str) -> str | None:
     return None
 
 
-def _pass_turn(s: State, ended: str, ctx: _Context) -> None:
+def _pass_turn(s: State, ended: str, ctx: Context) -> None:
     """``ended``'s turn is over: seat waiting newcomers (R8) or go to the next player."""
     if s["outcome"] is not None:
         return
@@ -290,7 +282,7 @@ def _pass_turn(s: State, ended: str, ctx: _Context) -> None:
     _start_turn(s, following)
 
 
-def _seat_newcomers(s: State, *, after: str, newcomers: Sequence[str], ctx: _Context) -> list[str]:
+def _seat_newcomers(s: State, *, after: str, newcomers: Sequence[str], ctx: Context) -> list[str]:
     """R8: newcomers sit at random between ``after`` and the player who was next."""
     order = list(newcomers)
     if len(order) > 1:
@@ -303,7 +295,7 @@ def _seat_newcomers(s: State, *, after: str, newcomers: Sequence[str], ctx: _Con
     return order
 
 
-def _end_turn(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _end_turn(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     ended = s["current"]
     p = _player(s, ended)
     log(s, "end_turn", by, f"{ended} ends his turn in the {s['phase'].capitalize()} phase")
@@ -313,7 +305,7 @@ def _end_turn(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> No
         _pass_turn(s, ended, ctx)
 
 
-def _phase(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _phase(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     later = PHASES[PHASES.index(s["phase"]) + 1 :]
     phase = read_choice(action, "phase", later)
     s["phase"] = phase
@@ -323,7 +315,7 @@ def _phase(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
 # --- production turns (R8) ---------------------------------------------------------------
 
 
-def _production_done(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _production_done(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     production = s["production"]
     army = production["order"][production["index"]]
     log(s, "production_done", by, f"{army} ends production turn {production['turn']}")
@@ -374,7 +366,7 @@ def _ready_player(s: State, action: Mapping[str, Any]) -> State:
     return p
 
 
-def _honor(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _honor(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     p = _ready_player(s, action)
     delta = read_int(action, "delta", -SMALL, SMALL)
     if delta == 0:
@@ -383,7 +375,7 @@ def _honor(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
     log(s, "honor", by, f"{p['army']}: family honor {delta:+d} = {p['honor']}")
 
 
-def _province(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _province(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     p = _ready_player(s, action)
     delta = action.get("delta")
     if type(delta) is not int or delta not in (-1, 1):
@@ -402,7 +394,7 @@ def _province(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> No
                 _production_settle(s)
 
 
-def _ring(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _ring(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     p = _ready_player(s, action)
     element = read_choice(action, "element", ELEMENTS)
     army = p["army"]
@@ -414,7 +406,7 @@ def _ring(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
         _win(s, army, "enlightenment", f"{army} holds the five rings")
 
 
-def _declare(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _declare(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     read_choice(action, "kind", ("enlightenment",))
     army = _self_or_judge(s, action, by, "declare", default=False)
     p = _player(s, army)
@@ -472,7 +464,7 @@ def _close(s: State) -> None:
     s["production"] = None
 
 
-def _truce(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _truce(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     army = _self_or_judge(s, action, by, "truce")
     if _player(s, army)["status"] == LOST:
         raise GameError("army", f"{army} has lost and left the table")
@@ -488,7 +480,7 @@ def _truce(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
         log(s, "truce", "table", "every player agrees: the battle ends in a truce (R8)")
 
 
-def _judge_result(s: State, action: Mapping[str, Any], by: str, ctx: _Context) -> None:
+def _judge_result(s: State, action: Mapping[str, Any], by: str, ctx: Context) -> None:
     kind = read_choice(action, "kind", ("win", "truce"))
     winner = action.get("winner")
     if kind == "truce":
@@ -584,7 +576,7 @@ def _refusal_setup(s: State, kind: str, by: str, me: State | None) -> str | None
     return None
 
 
-HANDLERS: Final[Mapping[str, Callable[[State, Mapping[str, Any], str, _Context], None]]] = {
+HANDLERS: Final[Mapping[str, Handler]] = {
     "stronghold": _stronghold,
     "seating": _seating,
     "begin": _begin,
@@ -644,7 +636,7 @@ class L5RGame:
             "history": [],
             "actions": 0,
         }
-        _seating_prepare(s, _Context(rng, rng_label))
+        _seating_prepare(s, Context(rng, rng_label))
         log(s, "open", "table", f"{names(_armies(s))} sit down at the table")
         return s
 
@@ -656,16 +648,16 @@ class L5RGame:
         rng: RandomSource,
         rng_label: str = "system",
     ) -> dict[str, Any]:
-        s = state_copy(state, self.name)
-        kind = action_type(action, HANDLERS)
-        by = read_by(action, _armies(s))
-        fields_check(action, kind, FIELDS[kind])
-        refusal = _refusal(s, kind, by)
-        if refusal is not None:
-            raise GameError(kind, refusal)
-        s["actions"] += 1
-        HANDLERS[kind](s, action, by, _Context(rng, rng_label))
-        return s
+        return action_apply(
+            state,
+            action,
+            game=self.name,
+            handlers=HANDLERS,
+            fields=FIELDS,
+            armies=_armies,
+            refusal=_refusal,
+            context=Context(rng, rng_label),
+        )
 
     def reinforce(
         self,
@@ -679,7 +671,7 @@ class L5RGame:
         if s["stage"] == "over":
             raise GameError("reinforce", "the battle is over")
         checked = entrants_check(entrants, taken=_armies(s))
-        ctx = _Context(rng, rng_label)
+        ctx = Context(rng, rng_label)
         s["actions"] += 1
         arrived = names([e.army for e in checked])
         if s["stage"] == SETUP:
