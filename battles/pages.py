@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -26,6 +25,7 @@ from battles.models import Battle
 from battles.selectors import battle_detail, battle_get, battles_visible
 from referees.access import player_from_session, tournament_get, user_judges
 from referees.models import Player, Tournament
+from referees.page_refusals import judge_or_refusal, problem_page
 from referees.selectors import Viewer
 from referees.services import TournamentError
 from sl5r.rules.clans import CLANS
@@ -54,12 +54,6 @@ MAX_BLANK_FARMS = 90
 FARM_STATUSES = (Battle.Status.BATTLE, Battle.Status.DECIDED)
 
 
-def _problem(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
-    return render(
-        request, "referees/problem.html", {"title": title, "message": message}, status=status
-    )
-
-
 def _viewer(request: HttpRequest, tournament: Tournament) -> Viewer | HttpResponse:
     """A judge of the tournament, else the player this device joined as, else a refusal."""
     if user_judges(request.user, tournament):
@@ -68,13 +62,13 @@ def _viewer(request: HttpRequest, tournament: Tournament) -> Viewer | HttpRespon
     if player is not None and player.tournament_id == tournament.pk:
         return Viewer.of_player(player)
     if player is not None:
-        return _problem(
+        return problem_page(
             request,
             403,
             _("Not your tournament"),
             _("This device joined another tournament. Open your own page, or your join link."),
         )
-    return _problem(
+    return problem_page(
         request,
         403,
         _("You have not joined"),
@@ -102,18 +96,18 @@ def battle_table(request: HttpRequest, tournament_id: int, battle_id: int) -> Ht
     try:
         tournament = tournament_get(tournament_id=tournament_id)
     except TournamentError as error:
-        return _problem(request, 404, _("No such tournament"), error.message)
+        return problem_page(request, 404, _("No such tournament"), error.message)
     viewer = _viewer(request, tournament)
     if isinstance(viewer, HttpResponse):
         return viewer
     try:
         battle = battle_get(tournament=tournament, battle_id=battle_id)
     except TournamentError as error:
-        return _problem(request, 404, _("No such battle"), error.message)
+        return problem_page(request, 404, _("No such battle"), error.message)
     battle.tournament = tournament
     row = battle_detail(battle=battle, viewer=viewer)
     if row is None:
-        return _problem(
+        return problem_page(
             request,
             403,
             _("Not your battle"),
@@ -182,19 +176,14 @@ def _blank_count(request: HttpRequest) -> int:
 @require_safe
 def small_farm_sheet(request: HttpRequest, tournament_id: int) -> HttpResponse:
     """Judges: a printable proxy card for every Small Farm at the tables now, and blanks."""
-    if not request.user.is_authenticated:
-        return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-    try:
-        tournament = tournament_get(tournament_id=tournament_id)
-    except TournamentError as error:
-        return _problem(request, 404, _("Not found"), error.message)
-    if not user_judges(request.user, tournament):
-        return _problem(
-            request,
-            403,
-            _("Judges only"),
-            _("Only a judge of this tournament may print its Small Farm proxies."),
-        )
+    tournament, refusal = judge_or_refusal(
+        request,
+        tournament_id,
+        judges_only=_("Only a judge of this tournament may print its Small Farm proxies."),
+    )
+    if tournament is None:
+        assert refusal is not None
+        return refusal
     viewer = Viewer.judge(label=f"judge {request.user.get_username()}")
     tables = battles_visible(tournament=tournament, viewer=viewer)
     cards = _farm_cards(tables)

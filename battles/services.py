@@ -97,10 +97,9 @@ def _who(actor: Actor | Player, tournament: Tournament) -> _Who:
     if isinstance(actor, Player):
         if actor.tournament_id != tournament.pk:
             raise _refuse(_("only a player of this tournament may do this"), "forbidden", 403)
-        army = None
-        if actor.role == Player.Role.GENERAL and actor.army_id is not None:
-            army = Army.objects.filter(pk=actor.army_id).values_list("code", flat=True).first()
-        return _Who(actor=Actor.of_player(actor), judge=False, army=army)
+        # The army comes with the player wherever he is read (token, session).
+        army = actor.army if actor.role == Player.Role.GENERAL else None
+        return _Who(actor=Actor.of_player(actor), judge=False, army=army.code if army else None)
     return _Who(actor=actor, judge=actor.judge, army=None)
 
 
@@ -337,17 +336,11 @@ def battles_sync(
     """
     campaign = tournament.campaign
     changed = False
-    before = {b.pk: _table_snapshot(b) for b in _open_tables(tournament)}
+    tables = _open_tables(tournament)
+    before = {b.pk: _table_snapshot(b) for b in tables}
     opened: list[int] = []
-    gathering = {
-        b.province: b
-        for b in Battle.objects.filter(tournament=tournament, status__in=GATHERING_STATUSES)
-    }
-    fighting = set(
-        Battle.objects.filter(tournament=tournament, status__in=FIGHTING_STATUSES).values_list(
-            "province", flat=True
-        )
-    )
+    gathering = {b.province: b for b in tables if b.status in GATHERING_STATUSES}
+    fighting = {b.province for b in tables if b.status in FIGHTING_STATUSES}
     meetings: list[Mapping[str, Any]] = list(result.get("meetings") or [])
     codes = {code for m in meetings for code in m["armies"]}
     codes |= {code for r in result.get("reinforcements") or [] for code in r["armies"]}
@@ -436,7 +429,12 @@ def battles_sync(
 
 
 def _open_tables(tournament: Tournament) -> list[Battle]:
-    return list(Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES))
+    """The tables still open, with their seats (two queries however many there are)."""
+    return list(
+        Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES).prefetch_related(
+            "seats"
+        )
+    )
 
 
 def _table_snapshot(battle: Battle) -> dict[str, Any]:
@@ -453,7 +451,7 @@ def _table_snapshot(battle: Battle) -> dict[str, Any]:
                 "joined_turn": seat.joined_turn,
                 "reinforcement": seat.reinforcement,
             }
-            for seat in BattleSeat.objects.filter(battle=battle).order_by("id")
+            for seat in sorted(battle.seats.all(), key=lambda seat: seat.pk)
         ],
     }
 

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_safe
 
 from referees.access import player_join_link, tournament_get, tournament_players, user_judges
 from referees.models import Player, Tournament
+from referees.page_refusals import judge_or_refusal, problem_page
 from referees.selectors import (
     Viewer,
     resolved_turn_numbers,
@@ -175,12 +176,6 @@ def _texts(strings: dict[str, Promise]) -> dict[str, str]:
     return {key: str(value) for key, value in strings.items()}
 
 
-def _problem(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
-    return render(
-        request, "referees/problem.html", {"title": title, "message": message}, status=status
-    )
-
-
 def _clans(tournament: Tournament) -> list[dict[str, str]]:
     return [
         {
@@ -227,26 +222,6 @@ def _labels(choices: Any) -> dict[str, str]:
     return {str(value): str(label) for value, label in choices}
 
 
-def _judge_or_refusal(
-    request: HttpRequest, tournament_id: int
-) -> tuple[Tournament | None, HttpResponse | None]:
-    """The tournament for its judge; for anyone else the answer to send instead."""
-    if not request.user.is_authenticated:
-        return None, redirect_to_login(request.get_full_path(), reverse("admin:login"))
-    try:
-        tournament = tournament_get(tournament_id=tournament_id)
-    except TournamentError as error:
-        return None, _problem(request, 404, _("Not found"), error.message)
-    if not user_judges(request.user, tournament):
-        return None, _problem(
-            request,
-            403,
-            _("Judges only"),
-            _("Only a judge of this tournament may open its console."),
-        )
-    return tournament, None
-
-
 def _player_row(request: HttpRequest, player: Player) -> dict[str, Any]:
     token, url = player_join_link(request, player)
     return {
@@ -264,7 +239,11 @@ def _player_row(request: HttpRequest, player: Player) -> dict[str, Any]:
 @require_safe
 def judge_console(request: HttpRequest, tournament_id: int) -> HttpResponse:
     """Judges: set-up, the clock, the war map, orders, corrections, announcements, the log."""
-    tournament, refusal = _judge_or_refusal(request, tournament_id)
+    tournament, refusal = judge_or_refusal(
+        request,
+        tournament_id,
+        judges_only=_("Only a judge of this tournament may open its console."),
+    )
     if refusal is not None:
         return refusal
     assert tournament is not None
@@ -313,7 +292,7 @@ def big_screen(request: HttpRequest, tournament_id: int) -> HttpResponse:
     try:
         tournament = tournament_get(tournament_id=tournament_id)
     except TournamentError as error:
-        return _problem(request, 404, _("Not found"), error.message)
+        return problem_page(request, 404, _("Not found"), error.message)
     with timezone.override(tournament.time_zone):
         state = tournament_state(tournament=tournament, viewer=Viewer.public(), now=timezone.now())
         config = {
@@ -374,7 +353,7 @@ def history(request: HttpRequest, tournament_id: int) -> HttpResponse:
     try:
         tournament = tournament_get(tournament_id=tournament_id)
     except TournamentError as error:
-        return _problem(request, 404, _("Not found"), error.message)
+        return problem_page(request, 404, _("Not found"), error.message)
     if user_judges(request.user, tournament):
         viewer = Viewer.judge(label=f"judge {request.user.get_username()}")
     else:
@@ -385,7 +364,7 @@ def history(request: HttpRequest, tournament_id: int) -> HttpResponse:
         if not state["viewer"]["sees_all_armies"]:
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-            return _problem(
+            return problem_page(
                 request,
                 403,
                 _("Judges only"),

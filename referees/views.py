@@ -9,10 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import segno
-from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
@@ -22,27 +20,17 @@ from referees.access import (
     player_from_session,
     player_join_link,
     player_session_login,
-    tournament_get,
     tournament_players,
-    user_judges,
 )
 from referees.models import Player
+from referees.page_refusals import judge_or_refusal, problem_page
 from referees.player_pages import player_page_url
 from referees.ratelimit import RateLimited, client_ip, rate_check, rate_hit
-from referees.services import TournamentError, player_from_token
+from referees.services import player_from_token
 from strategic_map.clans import clan_name
 
 # With a viewBox and no fixed size, the print CSS sets the code's size.
 QR_SCALE = 3
-
-
-def _problem(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:
-    return render(
-        request,
-        "referees/problem.html",
-        {"title": title, "message": message},
-        status=status,
-    )
 
 
 def _role_label(player: Player) -> str:
@@ -57,13 +45,13 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     try:
         rate_check("joins", address)
     except RateLimited as limited:
-        response = _problem(request, 429, _("Too many attempts"), limited.message)
+        response = problem_page(request, 429, _("Too many attempts"), limited.message)
         response["Retry-After"] = str(limited.retry_after)
         return response
     player = player_from_token(token)
     if player is None:
         rate_hit("joins", address)
-        return _problem(
+        return problem_page(
             request,
             403,
             _("This join link does not work"),
@@ -79,7 +67,7 @@ def me(request: HttpRequest) -> HttpResponse:
     """The player this device joined as: on to his page (General: orders; Daimyo, Karo: clan)."""
     player = player_from_session(request.session)
     if player is None:
-        return _problem(
+        return problem_page(
             request,
             403,
             _("You have not joined"),
@@ -99,19 +87,14 @@ def _qr_svg(url: str) -> str:
 @require_safe
 def join_sheet(request: HttpRequest, tournament_id: int) -> HttpResponse:
     """Judges: every player's card with his join link as a QR code, ready to print."""
-    if not request.user.is_authenticated:
-        return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-    try:
-        tournament = tournament_get(tournament_id=tournament_id)
-    except TournamentError as error:
-        return _problem(request, 404, _("Not found"), error.message)
-    if not user_judges(request.user, tournament):
-        return _problem(
-            request,
-            403,
-            _("Judges only"),
-            _("Only a judge of this tournament may print its join links."),
-        )
+    tournament, refusal = judge_or_refusal(
+        request,
+        tournament_id,
+        judges_only=_("Only a judge of this tournament may print its join links."),
+    )
+    if tournament is None:
+        assert refusal is not None
+        return refusal
     cards: list[dict[str, Any]] = []
     for player in tournament_players(tournament=tournament):
         url = player_join_link(request, player)[1]
