@@ -37,7 +37,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Prefetch, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
@@ -368,7 +368,7 @@ def battles_sync(
             )
             changed = True
             continue
-        seats = _seats(battle)
+        seats = {seat.army.code: seat for seat in battle.seats.all()}  # read with the tables
         joined = sorted(set(present) - set(seats))
         left = sorted(set(seats) - set(present))
         if not joined and not left:
@@ -432,7 +432,7 @@ def _open_tables(tournament: Tournament) -> list[Battle]:
     """The tables still open, with their seats (two queries however many there are)."""
     return list(
         Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES).prefetch_related(
-            "seats"
+            Prefetch("seats", queryset=BattleSeat.objects.select_related("army"))
         )
     )
 

@@ -541,3 +541,49 @@ def test_undo_is_refused_when_a_battle_started_after_the_turn_and_nothing_change
     battle.refresh_from_db()
     assert battle.status == Battle.Status.BATTLE
     assert game16.board() == board
+
+
+# --- The cost of a turn for the tables ---------------------------------------------------------
+
+
+def test_a_turn_reads_the_open_tables_in_the_same_queries_however_many_there_are(
+    game16: Game,
+) -> None:
+    """battles_sync runs inside every resolution: no query per open table or per seat."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from strategic_map.models import Army
+
+    meet(game16)
+    tournament = game16.refresh()
+    armies = {a.code: a for a in Army.objects.filter(campaign=tournament.campaign)}
+
+    def sync_queries(pairs: list[tuple[str, str]]) -> int:
+        meetings = [
+            {"province": PROVINCE, "armies": ["lion-1", "unicorn-2"], "new": False},
+            *(
+                {"province": f"table-{i}", "armies": list(pair), "new": False}
+                for i, pair in enumerate(pairs)
+            ),
+        ]
+        result = {"meetings": meetings, "reinforcements": []}
+        with CaptureQueriesContext(connection) as queries:
+            battle_services.battles_sync(
+                tournament=tournament, turn_number=2, result=result, now=timezone.now()
+            )
+        return len(queries)
+
+    one = sync_queries([])
+    for i, pair in enumerate(
+        [("crab-1", "crane-1"), ("crab-2", "crane-2"), ("dragon-2", "lion-2")]
+    ):
+        battle_services._open_table(  # tables already open, unchanged by this turn
+            tournament,
+            province=f"table-{i}",
+            armies={code: armies[code] for code in pair},
+            turn=1,
+            now=timezone.now(),
+        )
+    four = sync_queries([("crab-1", "crane-1"), ("crab-2", "crane-2"), ("dragon-2", "lion-2")])
+    assert four == one
