@@ -7,6 +7,13 @@ VENV ?= .venv
 # The second test pass runs the database tests on this PostgreSQL server (Django creates and
 # drops a `test_`-prefixed database next to the one named here).
 SL5R_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
+# What the PostgreSQL pass runs: the database tests, the fault tests and the cluster test.
+POSTGRES_TESTS := tests/referees tests/strategic_map tests/battles tests/abuse tests/faults tests/cluster
+
+# `make cluster` keeps its secret key, logs and cluster.json here; CLUSTER_ARGS adds options
+# (e.g. --no-demo, --asgi-ports 0,0, --concurrency 4).
+CLUSTER_DIR ?= var/cluster
+CLUSTER_ARGS ?=
 
 BIN := $(VENV)/bin
 PY := $(BIN)/python
@@ -15,10 +22,14 @@ PY := $(BIN)/python
 STAMP := $(VENV)/requirements.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run test test-postgres lint fmt messages clean distclean
+.PHONY: help install migrate demo run cluster cluster-stop test test-postgres lint fmt messages clean distclean
 
 help:
 	@echo "make run        create .venv, install, migrate, load the demo tournament, serve on :$(PORT)"
+	@echo "make cluster    the production shape on this machine, in the foreground (Ctrl-C stops):"
+	@echo "                PostgreSQL, Redis, two ASGI processes behind a proxy on :$(PORT),"
+	@echo "                a Celery worker and beat (CLUSTER_DIR=$(CLUSTER_DIR), CLUSTER_ARGS=...)"
+	@echo "make cluster-stop  stop the cluster running in CLUSTER_DIR"
 	@echo "make test       ruff, ruff format --check, mypy, makemigrations --check, pytest,"
 	@echo "                then the database tests again on PostgreSQL (make test-postgres)"
 	@echo "make lint       ruff check, ruff format --check and mypy only"
@@ -47,6 +58,13 @@ demo: migrate
 run: demo
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
+# The production shape (sl5r/cluster.py): configured by DATABASE_URL, REDIS_URL, SECRET_KEY...
+cluster: install
+	$(PY) -m sl5r.cluster --dir $(CLUSTER_DIR) --port $(PORT) $(CLUSTER_ARGS)
+
+cluster-stop:
+	$(PY) -m sl5r.cluster stop --dir $(CLUSTER_DIR)
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -69,8 +87,8 @@ test-postgres: install
 	status=$$?; \
 	if [ $$status -eq 3 ]; then echo "test-postgres: skipped (CI is not set)"; exit 0; fi; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
-	echo "DATABASE_URL=$(SL5R_TEST_POSTGRES_URL) pytest tests/referees tests/strategic_map tests/battles"; \
-	DATABASE_URL='$(SL5R_TEST_POSTGRES_URL)' $(BIN)/pytest tests/referees tests/strategic_map tests/battles \
+	echo "DATABASE_URL=$(SL5R_TEST_POSTGRES_URL) pytest $(POSTGRES_TESTS)"; \
+	DATABASE_URL='$(SL5R_TEST_POSTGRES_URL)' $(BIN)/pytest $(POSTGRES_TESTS) \
 		-q --create-db
 
 fmt: install

@@ -21,7 +21,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -115,11 +115,17 @@ def celery_env(
 
 
 @pytest.fixture
-def celery_start(celery_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[str], Service]]:
-    """Start ``worker`` or ``beat``; everything started is stopped at the end."""
+def celery_start(celery_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Service]]:
+    """Start ``worker`` or ``beat``; everything started is stopped at the end.
+
+    ``args`` go at the end of the command line and ``env`` overrides variables of
+    ``celery_env`` (e.g. a worker's own ``--queues`` or ``DATABASE_URL``).
+    """
     started: list[Service] = []
 
-    def run(kind: str) -> Service:
+    def run(
+        kind: str, *, args: Sequence[str] = (), env: Mapping[str, str] | None = None
+    ) -> Service:
         celery = [sys.executable, "-m", "celery", "-A", "sl5r.celery"]
         if kind == "worker":
             argv = [
@@ -142,7 +148,12 @@ def celery_start(celery_env: dict[str, str], tmp_path: Path) -> Iterator[Callabl
             ]
         else:
             raise ValueError(f"kind: worker or beat, not {kind!r}")
-        service = Service(kind, argv, celery_env, tmp_path / f"{kind}-{len(started)}.log")
+        service = Service(
+            kind,
+            [*argv, *args],
+            {**celery_env, **(env or {})},
+            tmp_path / f"{kind}-{len(started)}.log",
+        )
         started.append(service)
         return service
 
