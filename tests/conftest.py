@@ -180,6 +180,15 @@ def subprocess_database_url(transactional_db: None) -> str:
     The test commits its data (``transactional_db``) so that the subprocess sees it. Works
     with the SQLite test file and with PostgreSQL; an in-memory database cannot be shared.
     """
+    return shared_test_database_url()
+
+
+def shared_test_database_url() -> str:
+    """``DATABASE_URL`` of the test database (set up already); skips when it cannot be shared.
+
+    For fixtures wider than one test (a module's cluster) that cannot use
+    ``subprocess_database_url``; they commit their data themselves.
+    """
     from urllib.parse import quote, urlencode, urlunsplit
 
     from django.db import connection

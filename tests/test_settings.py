@@ -254,3 +254,53 @@ def test_deploy_check_is_clean_with_production_environment(tmp_path: Path) -> No
 
     assert result.returncode == 0, result.stderr + result.stdout
     assert "no issues" in result.stdout
+
+
+def _deploy_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_deploy_check_is_clean_with_the_cluster_settings_behind_tls() -> None:
+    """The cluster's environment (sl5r/cluster.py) on several machines, TLS ending at the
+    load balancer: `check --deploy` reports nothing (README, "Production deployment")."""
+    from sl5r.cluster import cluster_environment
+
+    base = {name: value for name, value in os.environ.items() if name not in CONFIG_VARIABLES}
+    env = cluster_environment(
+        {
+            **base,
+            "ALLOWED_HOSTS": "referee.example.com",
+            "CSRF_TRUSTED_ORIGINS": "https://referee.example.com",
+            "SECURE_SSL_REDIRECT": "1",
+            "SECURE_PROXY_SSL_HEADER": "1",
+        },
+        secret_key=PRODUCTION_KEY,
+    )
+
+    result = _deploy_check(env)
+
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "no issues" in result.stdout
+
+
+@pytest.mark.slow
+def test_deploy_check_of_the_local_cluster_only_notes_its_plain_http() -> None:
+    """`make cluster` on one machine serves plain HTTP on 127.0.0.1, so it turns the HTTPS
+    redirect off; that is the one thing `check --deploy` reports about it."""
+    from sl5r.cluster import cluster_environment
+
+    base = {name: value for name, value in os.environ.items() if name not in CONFIG_VARIABLES}
+    env = cluster_environment(base, secret_key=PRODUCTION_KEY)
+
+    result = _deploy_check(env)
+
+    assert result.returncode == 1
+    assert "(security.W008)" in result.stderr
+    assert "System check identified 1 issue" in result.stderr

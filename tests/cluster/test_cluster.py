@@ -1,0 +1,220 @@
+"""``python -m sl5r.cluster`` (``make cluster``): the production shape, driven from outside.
+
+One cluster serves the whole module (starting one takes a while): two ASGI processes
+behind the proxy, a Celery worker and beat, on the test database and Redis database 12.
+The tests build their tournaments through the services and talk to the cluster over HTTP
+and websockets, as phones and pages do. At the end ``python -m sl5r.cluster stop`` stops it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import os
+import signal
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from benchmarks.clients import WebSocket
+from referees.access import judge_key_create
+from referees.models import LogEntry, Player, Tournament
+from referees.services import player_token
+from sl5r.cluster import process_alive
+from strategic_map.models import Turn
+from tests.cluster.conftest import Cluster, port_of, wait_until
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
+    pytest.mark.redis,
+    pytest.mark.slow,
+]
+
+HOST = "127.0.0.1"
+EVENT_SECONDS = 10.0  # for a live event to arrive: generous, this checks arrival, not speed
+TURN_SECONDS = 3
+TURNS = 3
+# How late a turn may be resolved. Turn 1's deadline is set by this test's process, which
+# sends no Celery tick: beat's sweep (every 2 s) finds it, so up to 2 s late, plus 1 s for a
+# worker on a 2-core machine shared with other work. The worker sets the later deadlines and
+# sends a tick for each, run at the deadline: 1.5 s is all the load may add (a lost tick,
+# left to the sweep, would be up to 2 s late).
+LATENESS_SWEPT = timedelta(seconds=3)
+LATENESS_TICKED = timedelta(seconds=1.5)
+GAME_SECONDS = 60.0  # for the three turns to be resolved, at most
+RESTART_SECONDS = 60.0  # for a killed ASGI process to be back
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_start: Callable[[], Cluster]) -> Iterator[Cluster]:
+    """One cluster for the module; stopped at the end with ``python -m sl5r.cluster stop``."""
+    running = cluster_start()
+    yield running
+    pids = running.info()["pids"]
+    result = running.stop_command()
+    assert result.returncode == 0, result.stdout + result.stderr + running.tails()
+    assert running.process.wait(timeout=10) == 0, running.tails()
+    assert not [name for name, pid in pids.items() if process_alive(pid)]
+
+
+def put_order(port: int, tournament_id: int, token: str, *, claim: bool) -> tuple[int, bytes]:
+    """A General's ``PUT …/orders/mine`` (hold) sent to ``port``.
+
+    ``claim`` makes two orders differ: the same order again is a replay, stored once.
+    """
+    connection = http.client.HTTPConnection(HOST, port, timeout=EVENT_SECONDS)
+    try:
+        connection.request(
+            "PUT",
+            f"/api/tournaments/{tournament_id}/orders/mine",
+            body=json.dumps({"kind": "hold", "claim": claim}),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def healthz(url: str) -> int | str:
+    """``GET /healthz``: its status, or what went wrong."""
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=5) as response:
+            return int(response.status)
+    except OSError as error:
+        return repr(error)
+
+
+async def next_event(ws: WebSocket, kind: str) -> int | None:
+    """The version of the next event of ``kind`` on ``ws``; None if none in EVENT_SECONDS."""
+
+    async def wait() -> int | None:
+        while True:
+            message = await ws.receive()
+            if message is None:
+                return None  # the server closed the socket
+            if message.get("type") == "event" and message.get("kind") == kind:
+                return int(message["version"])
+
+    try:
+        return await asyncio.wait_for(wait(), EVENT_SECONDS)
+    except asyncio.TimeoutError:
+        return None
+
+
+async def connect(port: int, path: str) -> tuple[WebSocket, int]:
+    """A websocket to ``port`` and the version its ``hello`` carried."""
+    ws = await asyncio.wait_for(WebSocket.connect(port, path), EVENT_SECONDS)
+    hello = await asyncio.wait_for(ws.receive(), EVENT_SECONDS)
+    assert hello is not None and hello["type"] == "hello", hello
+    return ws, int(hello["version"])
+
+
+def test_an_order_sent_to_one_asgi_process_reaches_sockets_on_the_other_and_the_proxy(
+    cluster: Cluster, make_running_tournament: Callable[..., Tournament]
+) -> None:
+    """A General's order PUT to ASGI process A is announced, live, to a judge's websocket
+    on process B; and an order PUT through the proxy to sockets opened through it."""
+    # given: a running tournament (long turns: nothing resolves meanwhile), a judge's key
+    tournament = make_running_tournament(turn_seconds=600)
+    general = Player.objects.filter(tournament=tournament, role="general").order_by("pk")[0]
+    token = player_token(general)
+    key = judge_key_create(user=tournament.judges.get(), label="cluster test").key
+    info = cluster.info()
+    port_a, port_b = (port_of(url) for url in info["asgi"])
+    proxy = port_of(info["proxy"])
+    path = f"/ws/tournaments/{tournament.pk}/?token={key}"
+
+    async def scenario() -> dict[str, Any]:
+        # when: an order to A, watched from B
+        ws_b, seen_b = await connect(port_b, path)
+        sent_to_a = await asyncio.to_thread(put_order, port_a, tournament.pk, token, claim=False)
+        event_b = await next_event(ws_b, "order")
+        # and: an order through the proxy, watched by two sockets opened through it (the
+        # proxy gives them one ASGI process each)
+        sockets = [await connect(proxy, path) for _ in range(2)]
+        sent_to_proxy = await asyncio.to_thread(put_order, proxy, tournament.pk, token, claim=True)
+        events = [await next_event(ws, "order") for ws, _ in sockets]
+        for ws in [ws_b, *(ws for ws, _ in sockets)]:
+            await ws.close()
+        return {
+            "sent to A": sent_to_a[0],
+            "sent through the proxy": sent_to_proxy[0],
+            "B saw a newer version": event_b is not None and event_b > seen_b,
+            "proxy sockets saw newer versions": [
+                event is not None and event > seen
+                for event, (_ws, seen) in zip(events, sockets, strict=True)
+            ],
+        }
+
+    outcome = asyncio.run(scenario())
+
+    # then: both orders stored, and each socket told of them
+    assert outcome == {
+        "sent to A": 200,
+        "sent through the proxy": 200,
+        "B saw a newer version": True,
+        "proxy sockets saw newer versions": [True, True],
+    }, cluster.tails()
+    assert LogEntry.objects.filter(tournament=tournament, action="order_given").count() == 2
+
+
+def test_turns_resolve_on_time_through_celery_exactly_once(
+    cluster: Cluster, make_running_tournament: Callable[..., Tournament]
+) -> None:
+    """Three 3-second turns are resolved by the cluster's worker and beat, each once, none
+    before its deadline and none later than the tolerance; then the game ends."""
+    # given
+    tournament = make_running_tournament(turn_seconds=TURN_SECONDS, turns_total=TURNS)
+
+    # when: nothing but the cluster runs the clock
+    finished = wait_until(
+        lambda: Tournament.objects.get(pk=tournament.pk).phase == "finished", GAME_SECONDS
+    )
+
+    # then
+    assert finished, cluster.tails()
+    turns = list(Turn.objects.filter(campaign__tournament=tournament).order_by("number"))
+    assert [(t.number, t.status) for t in turns] == [(n, "resolved") for n in (1, 2, 3)]
+    for turn in turns:
+        assert turn.deadline is not None and turn.resolved_at is not None
+        late = turn.resolved_at - turn.deadline
+        allowed = LATENESS_SWEPT if turn.number == 1 else LATENESS_TICKED
+        assert timedelta(0) <= late <= allowed, (turn.number, late, cluster.tails())
+        assert turn.resolved_by == "clock"
+    log = LogEntry.objects.filter(tournament=tournament)
+    resolved = Counter(log.filter(action="turn_resolved").values_list("turn", flat=True))
+    assert resolved == {1: 1, 2: 1, 3: 1}
+    assert log.filter(action="game_ended").count() == 1
+
+
+def test_a_killed_asgi_process_is_restarted_and_serves_again(cluster: Cluster) -> None:
+    """SIGKILL one ASGI process: the proxy goes on serving through the other, the supervisor
+    starts it again on its port, and cluster.json shows its new pid."""
+    # given
+    info = cluster.info()
+    url = info["asgi"][0]
+    killed = info["pids"]["asgi-1"]
+    assert healthz(url) == 200
+
+    # when
+    os.kill(killed, signal.SIGKILL)
+    # The supervisor reaps it once all its threads have ended, its port closed with them.
+    assert wait_until(lambda: f"asgi-1 (pid {killed}) exited" in cluster.service.output(), 10)
+    through_proxy = [healthz(info["proxy"]) for _ in range(4)]
+
+    # then
+    assert through_proxy == [200] * 4, cluster.tails()
+
+    def back() -> bool:
+        pid = cluster.info()["pids"]["asgi-1"]
+        return bool(pid != killed and process_alive(pid) and healthz(url) == 200)
+
+    assert wait_until(back, RESTART_SECONDS), cluster.tails()
+    assert "asgi-1 restarted" in cluster.service.output()
