@@ -36,7 +36,7 @@ help:
 	@echo "make fmt        format and auto-fix with ruff"
 	@echo "make demo       migrate and load the demo tournament (prints the judge login, join links)"
 	@echo "make messages   update and compile the translations (needs GNU gettext)"
-	@echo "make clean      remove caches; make distclean also removes .venv and db.sqlite3"
+	@echo "make clean      remove caches; make distclean also removes .venv, db.sqlite3 and var/"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
