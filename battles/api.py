@@ -29,7 +29,7 @@ from referees.services import Actor
 
 router = Router(tags=["battles"])
 
-ERRORS: dict[Any, Any] = {frozenset({400, 401, 403, 404, 409, 422, 429}): ErrorOut}
+ERRORS: dict[Any, Any] = {frozenset({400, 401, 403, 404, 409, 413, 422, 429}): ErrorOut}
 MAX_ACTION_BYTES = 4096
 MAX_ARMY = 64
 

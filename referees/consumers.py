@@ -23,9 +23,13 @@ refused handshake only shows as 1006):
 4401  the ``?token=`` is not valid (revoked or replaced join link, unknown API key)
 4403  the caller is a player of another tournament
 4404  there is no such tournament
-1003  a binary frame
-1009  a message larger than 1 KiB
+4413  a message larger than 1 KiB
+4415  a binary frame
 ====  ==========================================================================
+
+(Not the protocol's own 1009 and 1003: Daphne's websocket library lets an application
+close only with 1000 or 3000-4999, and turns any other code into an error and a 1011.)
+A message over 1 MiB never gets here: Daphne drops the connection.
 
 A connection from another site never gets here: ``sl5r.asgi`` checks the Origin header
 against ``ALLOWED_HOSTS`` first and refuses the handshake.
@@ -61,8 +65,8 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 1024
 
-CLOSE_UNSUPPORTED_DATA = 1003
-CLOSE_TOO_BIG = 1009
+CLOSE_UNSUPPORTED_DATA = 4415
+CLOSE_TOO_BIG = 4413
 CLOSE_BAD_MESSAGE = 4400
 CLOSE_BAD_TOKEN = 4401
 CLOSE_OTHER_TOURNAMENT = 4403

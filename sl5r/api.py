@@ -12,10 +12,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver
+from django.utils.translation import gettext
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
@@ -25,6 +27,7 @@ from referees.api import router as referees_router
 from referees.auth import AuthFailed
 from referees.ratelimit import RateLimited
 from referees.services import TournamentError
+from sl5r.database_outage import DATABASE_OUTAGE_ERRORS, database_outage_response
 from sl5r.rules.errors import MapError, RulesInputError
 
 ERROR_SIGN_IN = (
@@ -143,7 +146,25 @@ def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResp
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     codes = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found"}
+    if exc.status_code == 400 and isinstance(exc.__cause__, (ValueError, RecursionError)):
+        # ninja's "Cannot parse request body": say what is wrong with it.
+        detail = gettext("the request body is not valid JSON: %(error)s") % {"error": exc.__cause__}
+        return _error(request, 400, detail, "bad_json")
     return _error(request, exc.status_code, exc.message, codes.get(exc.status_code, "error"))
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    # Django would answer an empty HTML 400 page.
+    detail = gettext("the request body is larger than the %(limit)s bytes this site accepts") % {
+        "limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    }
+    return _error(request, 413, detail, "too_large")
+
+
+# ninja would answer these 500 (with DEBUG on, a traceback): a 503 naming the problem.
+for _outage_error in DATABASE_OUTAGE_ERRORS:
+    api.add_exception_handler(_outage_error, database_outage_response)
 
 
 def api_not_found(request: HttpRequest, rest: str = "") -> HttpResponse:

@@ -65,8 +65,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "sl5r.database_outage.DatabaseOutageMiddleware",  # a refused connection: 503, not 500
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    "sl5r.nul_characters.NulCharacterMiddleware",  # U+0000 anywhere: 400, not a 500
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
