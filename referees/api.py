@@ -80,7 +80,7 @@ from strategic_map.services import map_import
 
 router = Router()
 
-ERRORS: dict[Any, Any] = {frozenset({400, 401, 403, 404, 409, 422, 429}): ErrorOut}
+ERRORS: dict[Any, Any] = {frozenset({400, 401, 403, 404, 409, 413, 422, 429}): ErrorOut}
 LOG_PAGE = 500
 LOG_PAGE_MAX = 1000
 
@@ -550,7 +550,11 @@ def clock_undo(request: HttpRequest, tournament_id: int, payload: UndoIn) -> dic
     actor = _judge(request, tournament)
     return _done(
         services.clock_undo(
-            tournament_id=tournament.pk, actor=actor, now=timezone.now(), reason=payload.reason
+            tournament_id=tournament.pk,
+            actor=actor,
+            now=timezone.now(),
+            reason=payload.reason,
+            turn=payload.turn,
         )
     )
 

@@ -160,6 +160,12 @@ class SwapChoiceIn(Schema):
 
 class UndoIn(Schema):
     reason: str = Field("", max_length=MAX_REASON)
+    turn: int | None = Field(
+        None,
+        ge=1,
+        description="the last turn played, as the judge saw it; refused (409 stale) once it "
+        "has been undone, so that a repeated request undoes nothing more",
+    )
 
 
 # --- Orders ----------------------------------------------------------------------------------

@@ -748,11 +748,14 @@ def clock_end(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
 
 
 @transaction.atomic
-def clock_undo(*, tournament_id: int, actor: Actor, now: datetime, reason: str = "") -> Tournament:
+def clock_undo(
+    *, tournament_id: int, actor: Actor, now: datetime, reason: str = "", turn: int | None = None
+) -> Tournament:
     """Undo the last resolution: the board goes back, that turn reopens, the clock pauses.
 
     The clock is left paused with the time the following turn had left, so the judge can
-    put things right and then resume or resolve again.
+    put things right and then resume or resolve again. ``turn`` is the turn the judge saw
+    as the last one played: if it is not (the same request came twice), nothing is undone.
     """
     tournament = _locked(tournament_id)
     if tournament.phase not in (Phase.RUNNING, Phase.FINISHED):
@@ -765,6 +768,13 @@ def clock_undo(*, tournament_id: int, actor: Actor, now: datetime, reason: str =
     )
     if last is None:
         raise _refuse(_("no turn has been resolved"), "nothing_to_undo", 409)
+    if turn is not None and last.number != turn:
+        raise _refuse(
+            _("turn %(turn)s is not the last turn played: it has been undone already")
+            % {"turn": turn},
+            "stale",
+            409,
+        )
     if tournament.paused:
         remaining = tournament.paused_remaining or 0.0
     elif tournament.deadline is not None:
@@ -800,11 +810,24 @@ class OrderInput:
 
 
 def _order_for(
-    tournament: Tournament, army: Army, order: OrderInput, actor: Actor, now: datetime
+    tournament: Tournament,
+    army: Army,
+    order: OrderInput,
+    actor: Actor,
+    now: datetime,
+    *,
+    others_hidden: bool = False,
 ) -> Order:
     turn = campaign_open_turn(tournament.campaign)
     if turn is not None:
         turn.campaign = tournament.campaign  # already read with the locked tournament
+    if order.turn is not None and turn is not None and order.turn > turn.number:
+        raise _refuse(
+            _("turn %(turn)s is not open yet (the open turn is %(open)s): the order was not stored")
+            % {"turn": order.turn, "open": turn.number},
+            "not_open",
+            409,
+        )
     if order.turn is not None and (turn is None or turn.number != order.turn):
         # Arrived after its turn was resolved: never carried into the next turn (R4).
         raise _refuse(
@@ -819,6 +842,11 @@ def _order_for(
         raise _refuse(_('kind: unknown order kind "%(kind)s"') % {"kind": order.kind})
     if order.on_swap not in Order.OnSwap.values:
         raise _refuse(_('on_swap: "stay" or "advance"'))
+    latest = Order.objects.filter(turn=turn, army=army).order_by("-id").first()
+    if latest is not None and _order_repeats(latest, order, actor):
+        # The same request again (a retry after a lost answer, a double tap): the order is
+        # stored already, and storing, logging and announcing it again would change nothing.
+        return latest
     try:
         stored = order_submit(
             turn=turn,
@@ -831,6 +859,7 @@ def _order_for(
             author=actor.label,
             by_judge=actor.judge,
             now=now,
+            others_hidden=others_hidden,
         )
     except OrderRefused as refused:
         raise _refuse(
@@ -859,13 +888,37 @@ def order_give(*, player: Player, order: OrderInput, now: datetime) -> Order:
     tournament = _locked(player.tournament_id)
     if player.role != Player.Role.GENERAL or player.army is None:
         raise _refuse(_("only a General gives orders"), "forbidden", 403)
+    _refuse_late(tournament, now)
+    roles = [
+        Role(r) for r in tournament.players.filter(clan=player.clan).values_list("role", flat=True)
+    ]
+    sees_all = role_visibility(Role.GENERAL, roles).sees_all_armies
+    return _order_for(
+        tournament, player.army, order, Actor.of_player(player), now, others_hidden=not sees_all
+    )
+
+
+def _refuse_late(tournament: Tournament, now: datetime) -> None:
+    """Refuse a player's order that arrived (``now``) at or after the turn's deadline (R4)."""
     if (
         tournament.phase == Phase.RUNNING
         and not tournament.paused
         and (tournament.deadline is None or now >= tournament.deadline)
     ):
         raise _refuse(_("late: the deadline has passed; the order was not stored"), "late", 409)
-    return _order_for(tournament, player.army, order, Actor.of_player(player), now)
+
+
+def _order_repeats(stored: Order, order: OrderInput, actor: Actor) -> bool:
+    """Whether ``order`` by ``actor`` is ``stored`` again, as ``order_submit`` would store it."""
+    return (
+        stored.kind == order.kind
+        and list(stored.path) == (list(order.path) if order.kind == Order.Kind.MOVE else [])
+        and stored.reform == (order.reform if order.kind == Order.Kind.REFORM else "")
+        and stored.claim == order.claim
+        and stored.on_swap == order.on_swap
+        and stored.author == actor.label
+        and stored.by_judge == actor.judge
+    )
 
 
 @transaction.atomic

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -150,11 +151,17 @@ def order_submit(
     author: str,
     by_judge: bool = False,
     now: datetime,
+    others_hidden: bool = False,
 ) -> Order:
     """Store an order for the open turn after checking it as the turn would (R4).
 
     Raises ``OrderRefused`` with the engine's reason when the order could not be carried
     out as things stand; nothing is stored then. The caller checks the deadline.
+
+    ``others_hidden``: the one giving the order may not see the other armies (R1.1), so it
+    is checked as if his army were alone on the board; a refusal must not tell him where
+    they are (a Unicorn's two-province move through a held province, R5.4). The turn
+    still applies every rule at the deadline.
     """
     if turn.status != Turn.Status.OPEN:
         raise OrderRefused("not_open", ORDER_ERROR_NOT_OPEN)
@@ -175,6 +182,8 @@ def order_submit(
         state = campaign_turn_state(campaign, turn=turn.number)
         if not any(a.id == army.code for a in state.armies):
             raise OrderRefused("not_placed", "the army is not on the board yet")
+        if others_hidden:
+            state = replace(state, armies=[a for a in state.armies if a.id == army.code])
         rejection = order_check(state, order_to_rules(order, army.code))
         if rejection is not None:
             raise OrderRefused(rejection.code, rejection.text)

@@ -541,7 +541,10 @@ function wire() {
     const reason = formValue(form, "reason").trim();
     if (!reason) return say(S.reason_required, "error");
     if (!window.confirm(S.confirm_undo)) return;
-    act(form.querySelector("button"), () => api("POST", "/clock/undo", { reason })).then((done) => {
+    // The last turn played as this page saw it: the same request sent twice undoes one turn.
+    const played = state.tournament.clock.phase === "running" ? state.tournament.turn - 1 : state.tournament.turn;
+    const body = { reason, turn: played >= 1 ? played : null };
+    act(form.querySelector("button"), () => api("POST", "/clock/undo", body)).then((done) => {
       if (done) form.reset();
     });
   });

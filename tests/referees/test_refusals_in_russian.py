@@ -7,8 +7,9 @@ active there); the ``code`` is the same in every language.
 from __future__ import annotations
 
 import pytest
-from django.utils import translation
+from django.utils import timezone, translation
 
+from referees import services
 from referees.texts import order_refusal_text
 from tests.referees.conftest import Api, Game
 
@@ -22,24 +23,30 @@ def mine(game: Game) -> str:
     return f"/tournaments/{game.id}/orders/mine"
 
 
+def turn_1_resolved(game: Game) -> None:
+    services.clock_resolve_now(tournament_id=game.id, actor=game.judge_actor, now=timezone.now())
+
+
 def test_a_late_order_is_refused_in_russian(api: Api, game16: Game) -> None:
     token = game16.token(game16.player("crab"))
+    turn_1_resolved(game16)
 
-    response = api.put(mine(game16), {"kind": "hold", "turn": 7}, token=token, headers=RU)
+    response = api.put(mine(game16), {"kind": "hold", "turn": 1}, token=token, headers=RU)
 
     assert response.status_code == 409
     assert response.json() == {
-        "detail": "поздно: ход 7 уже завершён; приказ не сохранён",
+        "detail": "поздно: ход 1 уже завершён; приказ не сохранён",
         "code": "late",
     }
 
 
 def test_a_late_order_is_refused_in_english_by_default(api: Api, game16: Game) -> None:
     token = game16.token(game16.player("crab"))
+    turn_1_resolved(game16)
 
-    response = api.put(mine(game16), {"kind": "hold", "turn": 7}, token=token)
+    response = api.put(mine(game16), {"kind": "hold", "turn": 1}, token=token)
 
-    assert response.json()["detail"] == "late: turn 7 has been resolved; the order was not stored"
+    assert response.json()["detail"] == "late: turn 1 has been resolved; the order was not stored"
 
 
 def test_an_illegal_order_is_refused_in_russian(api: Api, game16: Game) -> None:
