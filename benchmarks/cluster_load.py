@@ -81,7 +81,7 @@ LONG_TURN = 15 * 60  # turns that must not end during a part
 EVENT_WAIT = 5.0  # a page without the new turn this long after the resolution fetches
 GIVE_UP = 30.0  # ... and one without it this long after counts as left on the old turn
 READY_SECONDS = 180.0  # the cluster migrates and loads the map before it is ready
-REPLAY_ON_TIME = 1.0  # a turn resolved within this many seconds after its deadline is on time
+REPLAY_ON_TIME = 1.0  # a turn resolved within this many seconds after deadline + settle is on time
 
 T = TypeVar("T")
 
@@ -1082,6 +1082,9 @@ async def replay_run(
 
 
 def replay_report(result: dict[str, Any], generals: int) -> None:
+    from django.conf import settings
+
+    settle: float = settings.SL5R_ORDER_SETTLE_SECONDS
     resolutions: dict[int, Resolution] = result["resolutions"]
     phones: list[Phone] = result["phones"]
     turns, turn_seconds = result["turns"], result["turn_seconds"]
@@ -1096,7 +1099,8 @@ def replay_report(result: dict[str, Any], generals: int) -> None:
         for g in phone.orders:
             given.setdefault(g.turn, []).append(g)
     print(
-        "| turn | resolution started after the deadline | by | logged | orders 200 "
+        f"| turn | resolution started after the deadline + {settle:g} s settle window "
+        "| by | logged | orders 200 "
         "| carried out | late (409) | other | phones heard it, after the deadline: first / last |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
@@ -1119,7 +1123,10 @@ def replay_report(result: dict[str, Any], generals: int) -> None:
             not_once.append(number)
         deadline = r.deadline.timestamp() if r.deadline else 0.0
         heard = sorted(p.heard[number] - deadline for p in phones if number in p.heard)
-        late_s = r.lateness
+        # The clock may not resolve before the settle window has passed (R4: orders that
+        # reached the server before the deadline are still being stored), so a turn is on
+        # time when its resolution starts soon after deadline + window.
+        late_s = r.lateness - settle if r.lateness is not None else None
         if late_s is not None:
             lateness.append(late_s)
         print(
@@ -1132,7 +1139,7 @@ def replay_report(result: dict[str, Any], generals: int) -> None:
     if lateness:
         ordered = sorted(s * 1000 for s in lateness)
         print(
-            f"lateness of the resolutions after their deadlines: median "
+            f"lateness of the resolutions after deadline + {settle:g} s: median "
             f"{fmt(statistics.median(ordered))}, p99 {fmt(percentile(ordered, 99))}, "
             f"max {fmt(ordered[-1])}"
         )
@@ -1146,7 +1153,7 @@ def replay_report(result: dict[str, Any], generals: int) -> None:
     on_time = len(lateness) == turns and all(s < REPLAY_ON_TIME for s in lateness)
     verdict(
         on_time,
-        f"every turn resolved within {REPLAY_ON_TIME:g} s of its deadline: "
+        f"every turn resolved within {REPLAY_ON_TIME:g} s of deadline + {settle:g} s: "
         + (f"max {fmt(max(lateness) * 1000)}" if lateness else "none resolved"),
     )
     verdict(

@@ -75,6 +75,7 @@ from referees.selectors import (
     visible_instructions,
 )
 from referees.services import Actor, OrderInput, TournamentError
+from sl5r.threaded_http import request_received_at
 from strategic_map.models import Order
 from strategic_map.services import map_import
 
@@ -570,7 +571,8 @@ def _player_order(request: HttpRequest, tournament_id: int, order: OrderInput) -
         _player(request, tournament_get(tournament_id=tournament_id))
         raise PermissionDenied(ERROR_NOT_PLAYER)
     rate_limit("orders", f"player:{player.pk}")
-    stored = services.order_give(player=player, order=order, now=timezone.now())
+    # R4: late or not by when the order reached the server, not when a thread took it up.
+    stored = services.order_give(player=player, order=order, now=request_received_at(request))
     return _order_out(stored)
 
 
@@ -616,7 +618,7 @@ def swap_choice(
     player = _player(request, tournament)
     rate_limit("orders", f"player:{player.pk}")
     stored = services.order_swap_choice(
-        player=player, army_code=code, on_swap=payload.on_swap, now=timezone.now()
+        player=player, army_code=code, on_swap=payload.on_swap, now=request_received_at(request)
     )
     return _order_out(stored)
 
@@ -627,7 +629,11 @@ def _judge_order(
     tournament = tournament_get(tournament_id=tournament_id)
     actor = _judge(request, tournament)
     stored = services.order_enter(
-        tournament_id=tournament.pk, army_code=code, order=order, actor=actor, now=timezone.now()
+        tournament_id=tournament.pk,
+        army_code=code,
+        order=order,
+        actor=actor,
+        now=request_received_at(request),
     )
     return _order_out(stored)
 

@@ -7,9 +7,13 @@ each step exactly once however many clocks fire at the same moment:
   server (``manage.py serve``) or on its own (``manage.py runclock``) that sweeps every
   ``settings.SL5R_CLOCK_INTERVAL`` seconds.
 - ``"celery"``: ``schedule_deadline`` sends ``referees.tasks.tournament_tick`` with
-  ``eta=deadline`` when a deadline is set, and Celery beat runs
-  ``referees.tasks.clock_sweep_task`` every two seconds to catch any tick that was lost
-  (worker or Redis restarted).
+  ``eta`` = when the deadline is due (``tick_due_at``) when a deadline is set, and Celery
+  beat runs ``referees.tasks.clock_sweep_task`` every two seconds to catch any tick that
+  was lost (worker or Redis restarted).
+
+A running turn is due ``settings.SL5R_ORDER_SETTLE_SECONDS`` after its deadline, not at
+it: orders that reached the server before the deadline but still wait for an HTTP thread
+are judged by their arrival (R4) and must be stored before the turn is resolved.
 
 A deadline that passed while nothing was running (the server was down) is found by the
 first sweep; the turn is resolved then, and the next turn still gets its full length.
@@ -23,7 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -37,13 +41,34 @@ log = logging.getLogger(__name__)
 
 CELERY = "celery"
 INPROCESS = "inprocess"
+# Tournament.Phase.RUNNING; spelled out, as this module does not import the models at run time.
+RUNNING_PHASE = "running"
 # Sending a task must never hold up the request that changed the deadline for long: if the
 # broker does not answer, the beat sweep still finds the deadline.
 SEND_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 
 
+def order_settle() -> timedelta:
+    """How long after a turn's deadline the clocks resolve it (``SL5R_ORDER_SETTLE_SECONDS``)."""
+    return timedelta(seconds=settings.SL5R_ORDER_SETTLE_SECONDS)
+
+
+def tick_due_at(tournament: Tournament) -> datetime | None:
+    """When the clock acts on ``tournament``'s deadline; None when there is none.
+
+    A running turn waits ``order_settle()`` after its deadline for the orders that arrived
+    in time (R4); planning and negotiation take no orders and end at their deadline.
+    """
+    deadline = tournament.deadline
+    if deadline is None:
+        return None
+    if tournament.phase == RUNNING_PHASE:
+        return deadline + order_settle()
+    return deadline
+
+
 def schedule_deadline(tournament: Tournament) -> None:
-    """Have Celery tick ``tournament`` at its deadline, once the current transaction commits.
+    """Have Celery tick ``tournament`` when its deadline is due, once the transaction commits.
 
     Call it after every change of ``tournament.deadline``. It does nothing unless
     ``settings.SL5R_CLOCK`` is ``"celery"``, or when the clock is stopped (no deadline, or
@@ -52,8 +77,8 @@ def schedule_deadline(tournament: Tournament) -> None:
     """
     if settings.SL5R_CLOCK != CELERY:
         return
-    deadline = tournament.deadline
-    if deadline is None or tournament.paused_remaining is not None:
+    due_at = tick_due_at(tournament)
+    if due_at is None or tournament.paused_remaining is not None:
         return
     tournament_id = tournament.pk
 
@@ -62,14 +87,14 @@ def schedule_deadline(tournament: Tournament) -> None:
 
         try:
             tournament_tick.apply_async(
-                args=[tournament_id], eta=deadline, retry=True, retry_policy=SEND_RETRY_POLICY
+                args=[tournament_id], eta=due_at, retry=True, retry_policy=SEND_RETRY_POLICY
             )
         except Exception:  # the deadline is stored; the beat sweep will find it
             log.warning(
                 "could not schedule the clock tick of tournament %s at %s; "
                 "the beat sweep will resolve it",
                 tournament_id,
-                deadline.isoformat(),
+                due_at.isoformat(),
                 exc_info=True,
             )
 

@@ -19,10 +19,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from referees.clock import schedule_deadline
+from referees.clock import order_settle, schedule_deadline, tick_due_at
 from referees.events import event_send_on_commit
 from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
 from referees.texts import order_refusal_text
@@ -527,10 +528,16 @@ def _advance(tournament: Tournament, actor: Actor, now: datetime) -> None:
 
 
 def due_tournament_ids(*, now: datetime) -> list[int]:
-    """Tournaments whose clock has run out: the sweep's work list."""
+    """Tournaments whose clock has run out: the sweep's work list.
+
+    A running turn is due ``order_settle()`` after its deadline, as ``tick_due_at`` says.
+    """
     return list(
-        Tournament.objects.filter(deadline__lte=now, paused_remaining__isnull=True)
-        .exclude(phase__in=[Phase.SETUP, Phase.DEPLOYMENT, Phase.FINISHED])
+        Tournament.objects.filter(paused_remaining__isnull=True)
+        .filter(
+            Q(phase=Phase.RUNNING, deadline__lte=now - order_settle())
+            | Q(phase__in=[Phase.PLANNING, Phase.NEGOTIATION], deadline__lte=now)
+        )
         .values_list("pk", flat=True)
     )
 
@@ -545,7 +552,8 @@ def clock_tick(*, tournament_id: int, now: datetime) -> bool:
     """
     with transaction.atomic():
         tournament = _locked(tournament_id)
-        if tournament.paused or tournament.deadline is None or tournament.deadline > now:
+        due_at = tick_due_at(tournament)
+        if tournament.paused or due_at is None or due_at > now:
             return False
         if tournament.phase == Phase.RUNNING:
             return _resolve_current(tournament, actor=CLOCK, now=now)
@@ -836,6 +844,10 @@ def _order_for(
             "late",
             409,
         )
+    if turn is not None and now < turn.opened_at:
+        # ``now`` is when the request arrived: it belonged to a turn resolved since, while it
+        # waited for a thread. Never carried into the next turn (R4).
+        raise _refuse(_("late: the deadline has passed; the order was not stored"), "late", 409)
     if tournament.phase != Phase.RUNNING or turn is None:
         raise _refuse(_("orders are given while the turns run"), "not_running", 409)
     if order.kind not in Order.Kind.values:
@@ -943,6 +955,8 @@ def order_swap_choice(*, player: Player, army_code: str, on_swap: str, now: date
     tournament = _locked(player.tournament_id)
     if player.role != Player.Role.DAIMYO:
         raise _refuse(_("the Daimyo decides where a swap battle is fought"), "forbidden", 403)
+    # Part of the order: it counts only when it arrived before the deadline, as an order.
+    _refuse_late(tournament, now)
     if on_swap not in Order.OnSwap.values:
         raise _refuse(_('on_swap: "stay" or "advance"'))
     army = Army.objects.filter(campaign=tournament.campaign, code=army_code).first()

@@ -178,6 +178,19 @@ except ValueError:
 if not 0 < SL5R_CLOCK_INTERVAL <= 60:
     raise ImproperlyConfigured("SL5R_CLOCK_INTERVAL: between 0 and 60 seconds")
 
+# R4: an order that reached the server before the deadline is carried out, even while it
+# still waits for an HTTP thread. So the clocks resolve a turn this many seconds after its
+# deadline, and lateness is judged by the request's arrival (sl5r/threaded_http.py).
+_order_settle = _env.get("SL5R_ORDER_SETTLE_SECONDS", "").strip()
+try:
+    SL5R_ORDER_SETTLE_SECONDS = float(_order_settle) if _order_settle else 2.0
+except ValueError:
+    raise ImproperlyConfigured(
+        f"SL5R_ORDER_SETTLE_SECONDS: expected a number of seconds, got {_order_settle!r}"
+    ) from None
+if not 0 <= SL5R_ORDER_SETTLE_SECONDS <= 30:
+    raise ImproperlyConfigured("SL5R_ORDER_SETTLE_SECONDS: between 0 and 30 seconds")
+
 # With SL5R_CLOCK=celery, each deadline gets its own task (eta = the deadline); beat's sweep
 # catches any that was lost (worker or Redis restarted). A sweep still queued after a few
 # seconds is dropped: the next one does the same work, and a stopped worker does not come

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -17,6 +18,19 @@ from tests.service_checks import (
 
 if TYPE_CHECKING:
     from referees.models import Tournament
+
+# The tests' timing assumes that the clock resolves a turn at its deadline, as it did before
+# the settle window (SL5R_ORDER_SETTLE_SECONDS, R4); tests of the window set it themselves.
+# This variable reaches only subprocesses (servers, Celery workers, the cluster) that take
+# os.environ: pytest-django has read the settings (django.setup) before it imports this file,
+# so in this process the fixture below does it.
+os.environ["SL5R_ORDER_SETTLE_SECONDS"] = "0"
+
+
+@pytest.fixture(autouse=True)
+def _no_order_settle(settings: Any) -> None:
+    """In-process clocks resolve at the deadline itself, as the tests' timing expects."""
+    settings.SL5R_ORDER_SETTLE_SECONDS = 0.0
 
 
 @pytest.fixture(autouse=True)
@@ -209,3 +223,17 @@ def shared_test_database_url() -> str:
     return urlunsplit(
         ("postgres", f"{credentials}{db['HOST']}{port}", f"/{quote(db['NAME'])}", query, "")
     )
+
+
+@pytest.fixture
+def rate_window_still(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hold the rate limiter's clock 30 s into a window for the test.
+
+    Its windows are fixed (referees/ratelimit.py): a test whose requests straddled a
+    window's edge would see the count start again and fail now and then.
+    """
+    from types import SimpleNamespace
+
+    from referees import ratelimit
+
+    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))

@@ -26,6 +26,7 @@ CONFIG_VARIABLES = (
     "CSRF_TRUSTED_ORIGINS",
     "TIME_ZONE",
     "SL5R_CLOCK",
+    "SL5R_ORDER_SETTLE_SECONDS",
     "SECURE_SSL_REDIRECT",
     "SECURE_HSTS_SECONDS",
     "SECURE_PROXY_SSL_HEADER",
@@ -148,6 +149,7 @@ def test_embedded_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     layer = settings["CHANNEL_LAYERS"]["default"]["BACKEND"]
     assert layer == "channels.layers.InMemoryChannelLayer"
     assert settings["SL5R_CLOCK"] == "inprocess"
+    assert settings["SL5R_ORDER_SETTLE_SECONDS"] == 2.0
     assert settings["DEBUG"] is True
     assert settings["TIME_ZONE"] == "UTC"
     assert "CELERY_TASK_ALWAYS_EAGER" not in settings
@@ -223,6 +225,10 @@ def test_debug_can_be_forced_on_with_a_secret_key(monkeypatch: pytest.MonkeyPatc
         ({"SL5R_CLOCK": "sundial"}, "SL5R_CLOCK: expected one of inprocess, celery"),
         ({"SL5R_CLOCK": "celery"}, "needs REDIS_URL"),
         ({"DATABASE_URL": "mysql://x/y"}, "DATABASE_URL"),
+        ({"SL5R_ORDER_SETTLE_SECONDS": "soon"}, "SL5R_ORDER_SETTLE_SECONDS: expected a number"),
+        ({"SL5R_ORDER_SETTLE_SECONDS": "-1"}, "SL5R_ORDER_SETTLE_SECONDS: between 0 and 30"),
+        ({"SL5R_ORDER_SETTLE_SECONDS": "31"}, "SL5R_ORDER_SETTLE_SECONDS: between 0 and 30"),
+        ({"SL5R_ORDER_SETTLE_SECONDS": "nan"}, "SL5R_ORDER_SETTLE_SECONDS: between 0 and 30"),
     ],
 )
 def test_bad_configuration_is_refused(
@@ -231,6 +237,15 @@ def test_bad_configuration_is_refused(
     """A configuration that cannot work stops the start with a clear message."""
     with pytest.raises(ImproperlyConfigured, match=problem):
         load_settings(monkeypatch, **env)
+
+
+@pytest.mark.parametrize(("value", "seconds"), [("0", 0.0), ("0.5", 0.5), ("30", 30.0), (" ", 2.0)])
+def test_the_order_settle_window_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, value: str, seconds: float
+) -> None:
+    """How long the clocks wait after a deadline for orders that arrived in time (R4)."""
+    settings = load_settings(monkeypatch, SL5R_ORDER_SETTLE_SECONDS=value)
+    assert settings["SL5R_ORDER_SETTLE_SECONDS"] == seconds
 
 
 @pytest.mark.slow

@@ -5,14 +5,19 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
+from django.test import RequestFactory
+from django.utils import timezone
 
 from sl5r.threaded_http import (
     BUFFERED_RESPONSE_BYTES,
+    RECEIVED_AT,
     ThreadedWsgiHttp,
+    request_received_at,
     server_loop,
     wsgi_environ,
 )
@@ -255,3 +260,78 @@ def test_the_site_keeps_its_database_connection_from_one_request_to_the_next() -
         http_app.wsgi_application = original
     assert len(connections_seen) == 2
     assert connections_seen[0] is connections_seen[1]
+
+
+# --- The arrival stamp (R4: an order is late by when it reached the server) ---------------
+
+
+def test_a_request_is_stamped_with_its_arrival_before_it_waits_for_the_busy_thread() -> None:
+    """With the one thread busy, the second request's stamp is from before it got the thread."""
+    busy, free = threading.Event(), threading.Event()
+    seen: dict[str, Any] = {}
+
+    def app_(environ: Environ, start_response: Callable[..., Any]) -> list[bytes]:
+        if environ["PATH_INFO"] == "/slow":
+            busy.set()
+            free.wait(timeout=30)
+        else:
+            seen["stamp"] = environ[RECEIVED_AT]
+            seen["ran_at"] = timezone.now()
+        start_response("204 No Content", [])
+        return []
+
+    async def queued() -> datetime:
+        app = ThreadedWsgiHttp(app_, threads=1)
+        slow = asyncio.create_task(call(app, scope(path="/slow")))
+        while not busy.is_set():
+            await asyncio.sleep(0.01)
+        waiting = asyncio.create_task(call(app, scope(path="/order")))
+        await asyncio.sleep(0.1)  # it has been read and queued behind /slow
+        freed_at = timezone.now()
+        free.set()
+        await asyncio.gather(slow, waiting)
+        return freed_at
+
+    freed_at = asyncio.run(queued())
+    assert seen["stamp"] < freed_at <= seen["ran_at"]
+
+
+def test_the_arrival_is_stamped_once_the_whole_body_is_in() -> None:
+    """A body sent slowly does not date the request from its first bytes."""
+    stamps: list[datetime] = []
+    last_part_at: list[datetime] = []
+
+    def app_(environ: Environ, start_response: Callable[..., Any]) -> list[bytes]:
+        stamps.append(environ[RECEIVED_AT])
+        start_response("204 No Content", [])
+        return []
+
+    async def slow_body() -> None:
+        parts = [b'{"kind":', b'"hold"}']
+
+        async def receive() -> dict[str, Any]:
+            if len(parts) == 1:
+                await asyncio.sleep(0.05)
+                last_part_at.append(timezone.now())
+            return {"type": "http.request", "body": parts.pop(0), "more_body": bool(parts)}
+
+        async def send(message: dict[str, Any]) -> None:
+            return None
+
+        await ThreadedWsgiHttp(app_, threads=1)(scope("PUT"), receive, send)
+
+    asyncio.run(slow_body())
+    assert stamps[0] >= last_part_at[0]
+
+
+def test_request_received_at_reads_the_stamp_and_is_now_without_one() -> None:
+    """Django's test client and other servers give no stamp: the request arrives now."""
+    factory = RequestFactory()
+    stamp = timezone.now() - timedelta(seconds=3)
+
+    stamped = request_received_at(factory.put("/api/x", **{RECEIVED_AT: stamp}))
+    before = timezone.now()
+    unstamped = request_received_at(factory.put("/api/x"))
+
+    assert stamped == stamp
+    assert before <= unstamped <= timezone.now()

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, F, OuterRef, Subquery
@@ -150,8 +150,11 @@ def scenario_start(
     )
 
 
-def scenario_orders_give(tournament_id: int, *, turn: int) -> list[int]:
-    """Give ``turn``'s orders as each General would, now; the ids of the stored orders.
+def scenario_orders_give(
+    tournament_id: int, *, turn: int, now: datetime | None = None
+) -> list[int]:
+    """Give ``turn``'s orders as each General would, at ``now`` (the present by default);
+    the ids of the stored orders.
 
     A refusal (late, or the scenario no longer fits the board) is an ``AssertionError``
     naming the order: the scenario's outcome would no longer be the reference's.
@@ -162,7 +165,9 @@ def scenario_orders_give(tournament_id: int, *, turn: int) -> list[int]:
             tournament_id=tournament_id, role=Player.Role.GENERAL, army__code=step.army
         )
         try:
-            order = order_give(player=player, order=step.order_input(turn), now=timezone.now())
+            order = order_give(
+                player=player, order=step.order_input(turn), now=now or timezone.now()
+            )
         except TournamentError as refused:
             raise AssertionError(
                 f"turn {turn}: {step} refused ({refused.code}): {refused.message}"
@@ -230,11 +235,15 @@ def scenario_play_inprocess(
     )
     played = Played(tournament_id=tournament.pk, progress={}, acknowledged={})
     for turn in range(1, TURNS + 1):
-        played.acknowledged[turn] = scenario_orders_give(tournament.pk, turn=turn)
-        if before_resolve is not None:
-            before_resolve(tournament.pk, turn)
         deadline = turn_progress(tournament.pk).deadline
         assert deadline is not None, f"turn {turn} has no deadline"
+        # In the turn's simulated time: an order is dated by its arrival, and one that
+        # arrived before its turn opened would be refused as late (R4).
+        played.acknowledged[turn] = scenario_orders_give(
+            tournament.pk, turn=turn, now=deadline - timedelta(seconds=1)
+        )
+        if before_resolve is not None:
+            before_resolve(tournament.pk, turn)
         assert clock_tick(tournament_id=tournament.pk, now=deadline), f"turn {turn} not resolved"
         played.progress[turn] = turn_progress(tournament.pk)
     return played
