@@ -185,6 +185,7 @@ def test_a_battle_of_another_tournament_is_not_found(
     assert "no battle" in body["detail"]
 
 
+@pytest.mark.usefixtures("rate_window_still")
 @override_settings(SL5R_RATE_LIMITS={"orders": "2/min"})
 def test_actions_at_a_table_are_rate_limited_like_orders(game16: Game, api: Api) -> None:
     battle = meet(game16)

@@ -197,6 +197,7 @@ def test_csrf_endpoint_sets_the_cookie(csrf_client: Client, game16: Game) -> Non
 # --- Rate limits ---------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("rate_window_still")
 @override_settings(SL5R_RATE_LIMITS={"orders": "3/min"})
 def test_too_many_orders_are_429(api: Api, game16: Game) -> None:
     token = game16.token(game16.player("crab"))
@@ -216,6 +217,7 @@ def test_too_many_orders_are_429(api: Api, game16: Game) -> None:
     )
 
 
+@pytest.mark.usefixtures("rate_window_still")
 @override_settings(SL5R_RATE_LIMITS={"joins": "2/min"})
 def test_too_many_failed_joins_from_one_address_are_429(api: Api, game16: Game) -> None:
     """Once an address has failed the limit, even a good token waits for the window."""
@@ -231,6 +233,7 @@ def test_too_many_failed_joins_from_one_address_are_429(api: Api, game16: Game) 
     assert int(response["Retry-After"]) >= 1
 
 
+@pytest.mark.usefixtures("rate_window_still")
 @override_settings(SL5R_RATE_LIMITS={"joins": "2/min"})
 def test_good_joins_are_not_counted(api: Api, game16: Game) -> None:
     """A whole venue may share one address: players joining are never held back."""

@@ -74,6 +74,7 @@ def test_revoking_logs_the_page_out_too(client: Client, game16: Game) -> None:
     assert "You have not joined" in response.content.decode()
 
 
+@pytest.mark.usefixtures("rate_window_still")
 @override_settings(SL5R_RATE_LIMITS={"joins": "2/min"})
 def test_join_links_are_rate_limited_per_address(client: Client, game16: Game) -> None:
     client.get("/join/forged-1")
