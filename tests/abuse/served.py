@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.clients import websocket_frame
 from tests.referees.celery_processes import Service
 from tests.referees.test_clock_serve import free_port
 
@@ -128,20 +129,7 @@ class Socket:
         return status, cls(reader, writer)
 
     def send(self, opcode: int, payload: bytes) -> None:
-        mask = secrets.token_bytes(4)
-        size = len(payload)
-        if size < 126:
-            header = struct.pack("!BB", 0x80 | opcode, 0x80 | size)
-        elif size < 65536:
-            header = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, size)
-        else:
-            header = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, size)
-        # XOR through integers: a bytes comprehension takes seconds for a 2 MiB payload.
-        repeated = (mask * (size // 4 + 1))[:size]
-        masked = (int.from_bytes(payload, "big") ^ int.from_bytes(repeated, "big")).to_bytes(
-            size, "big"
-        )
-        self.writer.write(header + mask + masked)
+        self.writer.write(websocket_frame(opcode, payload))
 
     def send_text(self, text: str) -> None:
         self.send(OP_TEXT, text.encode())
