@@ -901,10 +901,7 @@ def order_give(*, player: Player, order: OrderInput, now: datetime) -> Order:
     if player.role != Player.Role.GENERAL or player.army is None:
         raise _refuse(_("only a General gives orders"), "forbidden", 403)
     _refuse_late(tournament, now)
-    roles = [
-        Role(r) for r in tournament.players.filter(clan=player.clan).values_list("role", flat=True)
-    ]
-    sees_all = role_visibility(Role.GENERAL, roles).sees_all_armies
+    sees_all = role_visibility(Role.GENERAL, _clan_roles(tournament, player.clan)).sees_all_armies
     return _order_for(
         tournament, player.army, order, Actor.of_player(player), now, others_hidden=not sees_all
     )
@@ -918,6 +915,11 @@ def _refuse_late(tournament: Tournament, now: datetime) -> None:
         and (tournament.deadline is None or now >= tournament.deadline)
     ):
         raise _refuse(_("late: the deadline has passed; the order was not stored"), "late", 409)
+
+
+def _clan_roles(tournament: Tournament, clan: str) -> list[Role]:
+    """The roles held in ``clan``: what its members may see and do depends on them (R1.1)."""
+    return [Role(r) for r in tournament.players.filter(clan=clan).values_list("role", flat=True)]
 
 
 def _order_repeats(stored: Order, order: OrderInput, actor: Actor) -> bool:
@@ -1146,9 +1148,7 @@ def instruction_send(
         raise _refuse(_("only a Daimyo sends written instructions"), "forbidden", 403)
     tournament = _locked(player.tournament_id)
     _running(tournament)
-    roles = [
-        Role(r) for r in tournament.players.filter(clan=player.clan).values_list("role", flat=True)
-    ]
+    roles = _clan_roles(tournament, player.clan)
     if not role_visibility(Role.DAIMYO, roles).gives_written_instructions:
         raise _refuse(
             _(

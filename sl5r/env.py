@@ -42,6 +42,17 @@ def env_int(environ: Mapping[str, str], name: str, *, default: int) -> int:
         raise ImproperlyConfigured(f"{name}: expected an integer, got {value!r}") from None
 
 
+def env_seconds(environ: Mapping[str, str], name: str, *, default: float) -> float:
+    """Return the number of seconds in ``name``; ``default`` when it is not set or empty."""
+    value = environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}: expected a number of seconds, got {value!r}") from None
+
+
 def env_list(environ: Mapping[str, str], name: str, *, default: list[str]) -> list[str]:
     """Return the comma-separated list in ``name``; ``default`` when it is not set."""
     if name not in environ:

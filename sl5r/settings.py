@@ -25,6 +25,7 @@ from sl5r.env import (
     env_bool,
     env_int,
     env_list,
+    env_seconds,
     parse_database_url,
     sqlite_database,
 )
@@ -168,26 +169,14 @@ if SL5R_CLOCK == "celery" and not REDIS_URL:
     raise ImproperlyConfigured("SL5R_CLOCK=celery needs REDIS_URL for the broker")
 
 # The in-process clock sweeps for due tournaments every this many seconds (referees/clock.py).
-_clock_interval = _env.get("SL5R_CLOCK_INTERVAL", "").strip()
-try:
-    SL5R_CLOCK_INTERVAL = float(_clock_interval) if _clock_interval else 1.0
-except ValueError:
-    raise ImproperlyConfigured(
-        f"SL5R_CLOCK_INTERVAL: expected a number of seconds, got {_clock_interval!r}"
-    ) from None
+SL5R_CLOCK_INTERVAL = env_seconds(_env, "SL5R_CLOCK_INTERVAL", default=1.0)
 if not 0 < SL5R_CLOCK_INTERVAL <= 60:
     raise ImproperlyConfigured("SL5R_CLOCK_INTERVAL: between 0 and 60 seconds")
 
 # R4: an order that reached the server before the deadline is carried out, even while it
 # still waits for an HTTP thread. So the clocks resolve a turn this many seconds after its
 # deadline, and lateness is judged by the request's arrival (sl5r/threaded_http.py).
-_order_settle = _env.get("SL5R_ORDER_SETTLE_SECONDS", "").strip()
-try:
-    SL5R_ORDER_SETTLE_SECONDS = float(_order_settle) if _order_settle else 2.0
-except ValueError:
-    raise ImproperlyConfigured(
-        f"SL5R_ORDER_SETTLE_SECONDS: expected a number of seconds, got {_order_settle!r}"
-    ) from None
+SL5R_ORDER_SETTLE_SECONDS = env_seconds(_env, "SL5R_ORDER_SETTLE_SECONDS", default=2.0)
 if not 0 <= SL5R_ORDER_SETTLE_SECONDS <= 30:
     raise ImproperlyConfigured("SL5R_ORDER_SETTLE_SECONDS: between 0 and 30 seconds")
 

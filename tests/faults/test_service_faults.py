@@ -70,7 +70,7 @@ from tests.faults.served import (
     call,
     pages_open,
 )
-from tests.referees import celery_processes
+from tests.referees import celery_processes, test_clock_serve
 from tests.referees.celery_processes import Service, service_tails
 
 pytestmark = [
@@ -108,20 +108,15 @@ def reference(
     return scenario_reference(make_running_tournament)
 
 
+server_env = test_clock_serve.server_env
+
+
 @pytest.fixture
-def site_env(subprocess_database_url: str) -> dict[str, str]:
-    """A server's environment: this test's database, the in-process clock, DEBUG on (the
-    worst case for an error page: a traceback would show)."""
-    env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL", "SECRET_KEY"}}
-    env.update(
-        DJANGO_SETTINGS_MODULE="sl5r.settings",
-        DATABASE_URL=subprocess_database_url,
-        SL5R_CLOCK="inprocess",
-        SL5R_CLOCK_INTERVAL="0.2",
-        LOG_LEVEL="INFO",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
+def site_env(server_env: dict[str, str]) -> dict[str, str]:
+    """A server's environment (test_clock_serve's: this test's database, the in-process
+    clock, DEBUG on, the worst case for an error page: a traceback would show), logging
+    what it does."""
+    return {**server_env, "LOG_LEVEL": "INFO"}
 
 
 @pytest.fixture
