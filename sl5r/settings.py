@@ -133,12 +133,29 @@ if SL5R_HTTP_THREADS < 1:
 REDIS_URL = _env.get("REDIS_URL", "").strip()
 
 if REDIS_URL:
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # redis-py 8 times reads out after 5 s by default, which kills every idle
-            # websocket's wait on Redis (django/channels_redis#422): wait as long as needed.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": None}]},
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        # redis-py 8 times reads out after 5 s by default, which kills every
+                        # idle websocket's wait on Redis (django/channels_redis#422): wait as
+                        # long as needed.
+                        "socket_timeout": None,
+                        # A pool handed to redis-py gets no retries, so after Redis restarts
+                        # every idle pooled connection fails its next command once ("closed
+                        # by server"): pages then failed to rejoin their group for ~10 s of
+                        # backoff. One immediate retry reconnects; with Redis still down it
+                        # fails as fast as before.
+                        "retry": Retry(NoBackoff(), 1),
+                    }
+                ]
+            },
         },
     }
 else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import runpy
 import subprocess
@@ -10,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from channels_redis.core import RedisChannelLayer
 from django.core.exceptions import ImproperlyConfigured
 from django.db.utils import ConnectionHandler
 
 from sl5r.env import env_bool, env_list, parse_database_url, sqlite_database
+from tests.faults.served import RedisServer
 
 BASE_DIR = Path(__file__).resolve().parents[1]
 SETTINGS_FILE = BASE_DIR / "sl5r" / "settings.py"
@@ -178,14 +181,56 @@ def test_redis_url_switches_channels_and_celery(monkeypatch: pytest.MonkeyPatch)
     url = "redis://127.0.0.1:6379/2"
     settings = load_settings(monkeypatch, REDIS_URL=url, SL5R_CLOCK="celery")
 
-    assert settings["CHANNEL_LAYERS"]["default"] == {
-        "BACKEND": "channels_redis.core.RedisChannelLayer",
-        # No read timeout: redis-py's default of 5 s closes idle websockets.
-        "CONFIG": {"hosts": [{"address": url, "socket_timeout": None}]},
-    }
+    layer = settings["CHANNEL_LAYERS"]["default"]
+    assert layer["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    (host,) = layer["CONFIG"]["hosts"]
+    assert host["address"] == url
+    # No read timeout: redis-py's default of 5 s closes idle websockets.
+    assert host["socket_timeout"] is None
+    assert host["retry"].get_retries() == 1
     assert settings["CELERY_BROKER_URL"] == url
     assert settings["CELERY_RESULT_BACKEND"] == url
     assert settings["SL5R_CLOCK"] == "celery"
+
+
+def test_the_channel_layer_serves_at_once_after_redis_restarts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Connections the layer pooled before Redis died are stale once it is back; the
+    layer's first group change must still succeed (a page rejoining its group after the
+    restart was refused for ~10 s of its backoff when each stale connection failed once)."""
+    redis_server = RedisServer(tmp_path).start()
+    settings = load_settings(monkeypatch, REDIS_URL=redis_server.url())
+    config = settings["CHANNEL_LAYERS"]["default"]["CONFIG"]
+
+    async def scenario() -> list[str]:
+        layer = RedisChannelLayer(**config)
+        channels = [await layer.new_channel() for _ in range(6)]
+        # given: several connections pooled, then Redis killed and started again empty
+        await asyncio.gather(*(layer.group_add("g", channel) for channel in channels))
+        redis_server.kill()
+        redis_server.start()
+        # when: the layer is used again, as a reconnecting page and a broadcast use it
+        failures = []
+        for channel in channels:
+            try:
+                await layer.group_add("g", channel)
+            except Exception as error:  # the very failure this test is about
+                failures.append(f"{type(error).__name__}: {error}")
+        await layer.group_send("g", {"type": "hello"})
+        for channel in channels:
+            try:
+                await asyncio.wait_for(layer.receive(channel), 5)
+            except asyncio.TimeoutError:
+                failures.append(f"{channel} heard nothing")
+        await layer.flush()
+        return failures
+
+    try:
+        # then: nothing failed and the group works
+        assert asyncio.run(scenario()) == []
+    finally:
+        redis_server.kill()
 
 
 def test_secret_key_turns_on_production_security(monkeypatch: pytest.MonkeyPatch) -> None:
