@@ -208,7 +208,19 @@ def assert_pages_resynced(pages: list[LivePage], *, reconnected: bool) -> None:
             SOCKET_WAIT,
         )
         if reconnected:
-            assert page.seen(lambda p: p.opened >= 2 and p.events_on_socket > 0), page
+            assert page.seen(lambda p: p.opened >= 2 and p.events_on_socket > 0), page_story(page)
+
+
+def page_story(page: LivePage) -> str:
+    """What a page saw, short enough to read in a failure (its repr is cut off)."""
+    with page._lock:
+        return (
+            f"page (token {bool(page.token)}): opened {page.opened}, hellos {page.hellos}, "
+            f"closes at {[round(t, 2) for t in page.closes]} (now {time.monotonic():.2f}), "
+            f"events {[e.get('version') for e in page.events]}, "
+            f"{page.events_on_socket} on the last socket, fetched {page.fetched}, "
+            f"{page.fetch_failures} failed fetches"
+        )
 
 
 def turn_row(tournament: Tournament, number: int) -> Turn:
