@@ -102,10 +102,11 @@ def schedule_deadline(tournament: Tournament) -> None:
 
 
 def clock_sweep_now() -> int:
-    """Sweep once with the current time: tick every tournament whose deadline has passed."""
+    """Sweep once: tick every tournament whose deadline has passed, each at the time its
+    tournament is locked."""
     from referees.services import clock_sweep
 
-    return clock_sweep(now=timezone.now())
+    return clock_sweep()
 
 
 class InProcessClock:

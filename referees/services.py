@@ -542,16 +542,23 @@ def due_tournament_ids(*, now: datetime) -> list[int]:
     )
 
 
-def clock_tick(*, tournament_id: int, now: datetime) -> bool:
+def clock_tick(*, tournament_id: int, now: datetime | None = None) -> bool:
     """Do what is due for one tournament, if anything; True when something was done.
 
     Every clock calls this: the in-process clock, the Celery task scheduled for the
     deadline and the Celery beat sweep. The tournament row is locked and the due check is
     made inside the transaction, and a turn is resolved through ``turn_resolve``'s
     conditional update, so however many of them fire, each step happens once.
+
+    ``now`` is the time of the tick; the clocks leave it out, and it is then read once the
+    row is locked. A time read before waiting for the lock (another clock resolving, a
+    judge's change, the other tournaments of a sweep) would open the next turn in the past
+    and cut the wait off its length.
     """
     with transaction.atomic():
         tournament = _locked(tournament_id)
+        if now is None:
+            now = timezone.now()
         due_at = tick_due_at(tournament)
         if tournament.paused or due_at is None or due_at > now:
             return False
@@ -563,10 +570,13 @@ def clock_tick(*, tournament_id: int, now: datetime) -> bool:
         return False
 
 
-def clock_sweep(*, now: datetime) -> int:
-    """Tick every due tournament; returns how many steps were taken."""
+def clock_sweep(*, now: datetime | None = None) -> int:
+    """Tick every due tournament; returns how many steps were taken.
+
+    Without ``now`` (the clocks), each tick reads the time once its tournament is locked.
+    """
     steps = 0
-    for pk in due_tournament_ids(now=now):
+    for pk in due_tournament_ids(now=now or timezone.now()):
         # One tournament that cannot be ticked must not hold up the others.
         try:
             steps += clock_tick(tournament_id=pk, now=now)

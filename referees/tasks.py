@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.utils import timezone
 
 from referees.services import TournamentError, clock_sweep, clock_tick
 
@@ -29,7 +28,7 @@ def tournament_tick(tournament_id: int) -> bool:
     True when a step was taken. A tournament that has gone (deleted) is logged and skipped.
     """
     try:
-        return clock_tick(tournament_id=tournament_id, now=timezone.now())
+        return clock_tick(tournament_id=tournament_id)
     except TournamentError as error:
         log.info("clock tick of tournament %s skipped: %s", tournament_id, error.message)
         return False
@@ -43,7 +42,7 @@ def clock_sweep_task() -> int:
     deadline set while the broker was down). Returns the number of steps taken.
     """
     try:
-        return clock_sweep(now=timezone.now())
+        return clock_sweep()
     except TournamentError as error:
         # A tournament deleted between the list of due ones and its tick; the next sweep
         # goes on with the others.

@@ -9,14 +9,16 @@ in the second) and, marked ``postgres``, with more threads on PostgreSQL.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
+from django.utils import timezone
 
 from referees.models import LogEntry, Tournament
 from referees.services import Actor, TournamentError, clock_resolve_now, clock_tick
@@ -205,3 +207,44 @@ def test_resolve_now_racing_the_clock_resolves_only_the_turn_the_judge_saw(
 
     # then
     assert_each_turn_resolved_once(tournament, 1)
+
+
+@pytest.mark.postgres
+def test_a_tick_that_waited_for_the_lock_gives_the_next_turn_its_full_length(
+    postgres_default_database: None,
+    make_running_tournament: Callable[..., Tournament],
+) -> None:
+    """R4: the next turn begins when the turn is carried out and lasts the full turn. A
+    clock's tick that waited for another transaction holding the tournament (a judge's
+    change, another clock) opens it when it got the lock, not when it fired."""
+    # given: turn 1's deadline long past, and the tournament row held by someone else
+    turn_seconds, hold_seconds = 60, 1.5
+    tournament = make_running_tournament(
+        now=timezone.now() - timedelta(minutes=5), turn_seconds=turn_seconds, turns_total=10
+    )
+    holding, released_at = threading.Event(), []
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                Tournament.objects.select_for_update().get(pk=tournament.pk)
+                holding.set()
+                time.sleep(hold_seconds)
+                released_at.append(timezone.now())
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(JOIN_SECONDS)
+
+    # when: the clock ticks (as the clocks do: without a time of its own)
+    fired_at = timezone.now()
+    ticked = clock_tick(tournament_id=tournament.pk)
+    holder.join(JOIN_SECONDS)
+
+    # then: turn 2 opened after the lock was released, with a full turn ahead of it
+    assert ticked
+    turn2 = Turn.objects.get(campaign=tournament.campaign_id, number=2)
+    assert turn2.opened_at >= released_at[0] > fired_at + timedelta(seconds=1)
+    assert current_deadline(tournament) == turn2.opened_at + timedelta(seconds=turn_seconds)
