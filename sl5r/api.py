@@ -17,10 +17,11 @@ from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.parser import Parser
 
 from battles.api import router as battles_router
 from referees.api import router as referees_router
@@ -42,6 +43,33 @@ VALUE_ERROR_PREFIX = "Value error, "
 # A check of the whole body names its field at the start of its message ("path: ...").
 NAMED_MESSAGE = re.compile(r"^(?P<field>[A-Za-z_][\w.\[\]]*): (?P<message>.+)$", re.DOTALL)
 
+
+class BodyNotAnObject(ValueError):
+    """Valid JSON that is not an object: ninja would validate ``[1, 2]`` as ``{}`` and
+    answer "kind: Field required", which misleads whoever wrote the array."""
+
+    KINDS = {
+        list: gettext_noop("an array"),
+        str: gettext_noop("a string"),
+        bool: gettext_noop("true or false"),
+        type(None): gettext_noop("null"),
+    }
+
+    def __init__(self, value: object) -> None:
+        self.kind = self.KINDS.get(type(value), gettext_noop("a number"))
+        super().__init__(self.kind)
+
+
+class ObjectBodyParser(Parser):
+    """Every request body of this API is a JSON object."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        data = super().parse_body(request)
+        if not isinstance(data, dict):
+            raise BodyNotAnObject(data)
+        return data
+
+
 api = NinjaAPI(
     title="SL5R Referee API",
     version="1",
@@ -54,6 +82,7 @@ api = NinjaAPI(
     urls_namespace="api",
     docs_url="/docs",
     openapi_url="/openapi.json",
+    parser=ObjectBodyParser(),
 )
 api.add_router("/", referees_router)
 api.add_router("/", battles_router)
@@ -146,6 +175,11 @@ def _unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResp
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     codes = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found"}
+    if isinstance(exc.__cause__, BodyNotAnObject):
+        detail = gettext("the request body must be a JSON object, not %(kind)s") % {
+            "kind": gettext(exc.__cause__.kind)
+        }
+        return _error(request, 422, detail, "validation")
     if exc.status_code == 400 and isinstance(exc.__cause__, (ValueError, RecursionError)):
         # ninja's "Cannot parse request body": say what is wrong with it.
         detail = gettext("the request body is not valid JSON: %(error)s") % {"error": exc.__cause__}

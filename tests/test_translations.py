@@ -428,3 +428,18 @@ def test_a_scorpions_choice_on_a_swap_is_shown_in_the_readers_language() -> None
 
     assert draw["on_swap_label"] == "остаться"
     assert draw["method_label"] == "выбор Скорпиона"
+
+
+def test_an_api_refusal_is_in_the_callers_language(client: Client, db: None) -> None:
+    """The API's own refusals follow Accept-Language as the pages do."""
+    response = client.post(
+        "/api/join",
+        b"[1, 2]",
+        content_type="application/json",
+        HTTP_ACCEPT_LANGUAGE="ru",
+    )
+
+    assert response.status_code == 422
+    assert response.json()["detail"] == (
+        "тело запроса должно быть объектом JSON (получено: массив)"
+    )

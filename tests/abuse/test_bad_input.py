@@ -107,8 +107,28 @@ CASES = [
         id="json-nested-too-deep",
     ),
     pytest.param(
-        Bad("general", "PUT", ORDER, 422, "validation", "kind", b"[1, 2]"),
+        Bad(
+            "general",
+            "PUT",
+            ORDER,
+            422,
+            "validation",
+            "the request body must be a JSON object, not an array",
+            b"[1, 2]",
+        ),
         id="json-array-not-an-object",
+    ),
+    pytest.param(
+        Bad(
+            "general",
+            "PUT",
+            ORDER,
+            422,
+            "validation",
+            "the request body must be a JSON object, not null",
+            b"null",
+        ),
+        id="json-null-not-an-object",
     ),
     pytest.param(
         Bad(
