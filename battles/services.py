@@ -639,6 +639,10 @@ def meeting_vote(
             "status",
             409,
         )
+    if seat.vote == vote:
+        # The same word again (a phone's retry, a second tap) changes nothing: the record
+        # keeps the first one and nobody is told of a change (R11).
+        return battle
     seat.vote = vote
     seat.voted_at = now
     seat.save(update_fields=["vote", "voted_at"])

@@ -83,6 +83,19 @@ def test_r7_all_peace_is_peace_and_control_does_not_change(game16: Game) -> None
     assert not board["armies"]["lion-1"].get("in_battle")
 
 
+def test_r11_a_repeated_peace_vote_is_recorded_once_and_changes_nothing(game16: Game) -> None:
+    battle = meet(game16)
+    vote(game16, battle, "lion-1", "peace")
+    voted_at = BattleSeat.objects.get(battle=battle, army__code="lion-1").voted_at
+    version = game16.refresh().campaign.version
+
+    vote(game16, battle, "lion-1", "peace")
+
+    assert actions(game16).count("battle_vote") == 1
+    assert BattleSeat.objects.get(battle=battle, army__code="lion-1").voted_at == voted_at
+    assert game16.refresh().campaign.version == version
+
+
 def test_r7_one_battle_vote_starts_the_battle_with_every_army_in_battle(game16: Game) -> None:
     battle = meet(game16)
     vote(game16, battle, "lion-1", "peace")
