@@ -9,8 +9,10 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import call_command
+from django.test import Client
 from django.utils import timezone
 
+from battles.models import Battle
 from referees.management.commands.loaddemo import DEMO_NAME, GENERALS
 from referees.models import LogEntry, Player, Tournament
 from referees.services import player_from_token
@@ -30,7 +32,7 @@ def loaddemo(*args: str) -> str:
 
 
 def test_loaddemo_sets_up_a_running_16_player_tournament() -> None:
-    """Turn 1 is open with 15 minutes to go, two Generals per clan named after its families,
+    """Turn 2 is open with 15 minutes to go, two Generals per clan named after its families,
     every printed join link opens its player, and the printed password lets the judge in."""
     # when
     before = timezone.now()
@@ -41,7 +43,10 @@ def test_loaddemo_sets_up_a_running_16_player_tournament() -> None:
     assert tournament.phase == Tournament.Phase.RUNNING
     assert tournament.turn_seconds == 15 * 60
     turns = list(Turn.objects.filter(campaign=tournament.campaign_id))
-    assert [(t.number, t.status) for t in turns] == [(1, Turn.Status.OPEN)]
+    assert [(t.number, t.status) for t in turns] == [
+        (1, Turn.Status.RESOLVED),
+        (2, Turn.Status.OPEN),
+    ]
     assert tournament.deadline is not None
     assert before + TURN <= tournament.deadline <= timezone.now() + TURN
     players = list(Player.objects.filter(tournament=tournament).select_related("army"))
@@ -61,6 +66,38 @@ def test_loaddemo_sets_up_a_running_16_player_tournament() -> None:
     judge = authenticate(username="judge", password=password.group(1))
     assert judge is not None and judge.is_staff
     assert tournament.judges.filter(pk=judge.pk).exists()
+
+
+def test_loaddemo_opens_with_a_battle_at_hida_castle_to_look_at(client: Client) -> None:
+    """Turn 1 was the opening: the Shadowlands army marched on Hida castle (R5), the
+    meeting opened (R7) and the Crab called for battle, so the L5R table is being played
+    with its set-up computed (R10: the Crab's +1 Force at home). Its link is printed and
+    the judge can open it."""
+    # when
+    output = loaddemo("--password", "winter-court")
+
+    # then
+    tournament = Tournament.objects.get(name=DEMO_NAME)
+    board = tournament.campaign.board["armies"]
+    assert board["shadowlands-2"]["province"] == "crab-hida"
+    assert board["crab-1"]["in_battle"] is True
+    assert board["shadowlands-2"]["in_battle"] is True
+    battle = Battle.objects.get(tournament=tournament)
+    assert (battle.province, battle.status, battle.opened_turn) == (
+        "crab-hida",
+        Battle.Status.BATTLE,
+        1,
+    )
+    assert battle.state is not None and battle.state["game"] == "l5r"
+    modifiers = {p["army"]: p["force_modifier"] for p in battle.setup["participants"]}
+    assert modifiers == {"crab-1": 1, "shadowlands-2": 0}
+    link = f"http://127.0.0.1:8000/tournaments/{tournament.pk}/battles/{battle.pk}/"
+    assert f"Battle table in crab-hida (battle: being played): {link}" in output
+
+    assert client.login(username="judge", password="winter-court")
+    page = client.get(link.removeprefix("http://127.0.0.1:8000"))
+    assert page.status_code == 200
+    assert "Hida Kuon" in page.content.decode()
 
 
 def test_loaddemo_a_second_time_changes_nothing() -> None:

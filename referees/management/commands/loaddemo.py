@@ -2,9 +2,11 @@
 
 Loads the bundled Rokugan map and sets up "Demo: Winter Court" through the same services a
 judge uses: 16 players, two Generals per clan, starting positions declared, and the turns
-running with turn 1 open (15-minute turns). A judge account ``judge`` is created with a
-random password, printed once. Each General's join link is printed, to open on a phone or
-in another browser profile.
+running (15-minute turns). Turn 1 is played at once as the opening: the Shadowlands march
+on Hida castle, the Crab call for battle, so there is a turn in the history and a battle
+table with its computed set-up to look at; turn 2 is open. A judge account ``judge`` is
+created with a random password, printed once. Each General's join link is printed, to
+open on a phone or in another browser profile.
 
 Running it again changes nothing (the links are printed again); ``--reset`` deletes the
 demo tournament and sets it up afresh, and ``--password`` sets the judge's password.
@@ -13,6 +15,7 @@ demo tournament and sets it up afresh, and ``--password`` sets the judge's passw
 from __future__ import annotations
 
 import secrets
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -22,10 +25,15 @@ from django.db import transaction
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
+from battles.models import Battle
+from battles.services import meeting_vote
 from referees.models import Player, Tournament
 from referees.services import (
     Actor,
+    OrderInput,
     TournamentError,
+    clock_resolve_now,
+    order_enter,
     player_register,
     player_token,
     start_positions_declare,
@@ -43,6 +51,11 @@ DEMO_MAP_SLUG = "rokugan"
 DEMO_PLAYERS = 16
 DEMO_TURN_SECONDS = 15 * 60
 JUDGE_USERNAME = "judge"
+# The opening (turn 1): Goju Adorai's army marches from Volturnum on Hida castle, where
+# Hida Kuon's army stands, and the Crab call for battle (R7).
+OPENING_ARMY = "shadowlands-2"
+OPENING_PROVINCE = "crab-hida"
+OPENING_DEFENDER = "crab-1"
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 
 # Two Generals per clan, named after the clans' great families.
@@ -113,7 +126,8 @@ class Command(BaseCommand):
         deadline = timezone.localtime(tournament.deadline) if tournament.deadline else None
         self.stdout.write(
             f'Demo tournament "{DEMO_NAME}" (id {tournament.pk}): {DEMO_PLAYERS} players, '
-            f"{_duration(tournament.turn_seconds)} turns, turn 1 open"
+            f"{_duration(tournament.turn_seconds)} turns; turn 1 played (the Shadowlands "
+            f"march on Hida castle), turn 2 open"
             + (f" until {deadline:%H:%M:%S %Z}." if deadline else ".")
         )
         login = f"{base_url}{reverse('admin:login')}"
@@ -134,6 +148,12 @@ class Command(BaseCommand):
             sheet = ""
         if sheet:
             self.stdout.write(f"Join sheet with QR codes (judges): {base_url}{sheet}")
+        for battle in Battle.objects.filter(tournament=tournament).order_by("id"):
+            table = reverse("battles:table", args=[tournament.pk, battle.pk])
+            self.stdout.write(
+                f"Battle table in {battle.province} ({battle.get_status_display()}): "
+                f"{base_url}{table}"
+            )
         self.stdout.write("Join links:")
         players = Player.objects.filter(tournament=tournament).order_by("clan", "id")
         for player in players:
@@ -201,7 +221,27 @@ def _demo_create(judge: AbstractBaseUser, *, turn_seconds: int) -> Tournament:
             now=now,
         )
     tournament_advance(tournament_id=tournament.pk, actor=actor, now=now)  # to negotiation
-    return tournament_advance(tournament_id=tournament.pk, actor=actor, now=now)  # turn 1
+    tournament_advance(tournament_id=tournament.pk, actor=actor, now=now)  # turn 1
+    return _opening_play(tournament, actor, now=now)
+
+
+def _opening_play(tournament: Tournament, actor: Actor, *, now: datetime) -> Tournament:
+    """Turn 1 played by the judge at once: a paper order, "resolve now", a battle vote."""
+    order_enter(
+        tournament_id=tournament.pk,
+        army_code=OPENING_ARMY,
+        order=OrderInput(kind="move", path=(OPENING_PROVINCE,)),
+        actor=actor,
+        now=now,
+    )
+    tournament = clock_resolve_now(tournament_id=tournament.pk, actor=actor, now=now, turn=1)
+    meeting = Battle.objects.get(
+        tournament=tournament, province=OPENING_PROVINCE, status=Battle.Status.MEETING
+    )
+    meeting_vote(
+        battle_id=meeting.pk, army_code=OPENING_DEFENDER, vote="battle", actor=actor, now=now
+    )
+    return tournament
 
 
 def _demo_delete() -> None:
