@@ -13,6 +13,7 @@ from typing import Any, Literal
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 from ninja import Field, Router, Schema
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
@@ -33,9 +34,10 @@ ERRORS: dict[Any, Any] = {frozenset({400, 401, 403, 404, 409, 413, 422, 429}): E
 MAX_ACTION_BYTES = 4096
 MAX_ARMY = 64
 
-ERROR_NOT_PLAYER = "only a judge or a player of this tournament may do this"
-ERROR_NOT_JUDGE = "only a judge of this tournament may do this"
-ERROR_NOT_WATCHING = (
+# Translated when read (gettext_lazy): in the language of the request that is refused.
+ERROR_NOT_PLAYER = gettext_lazy("only a judge or a player of this tournament may do this")
+ERROR_NOT_JUDGE = gettext_lazy("only a judge of this tournament may do this")
+ERROR_NOT_WATCHING = gettext_lazy(
     "you may not see this battle (R1.1): a General sees his own army's tables, a Daimyo "
     "his clan's unless the clan has a Karo, a Karo his clan's"
 )

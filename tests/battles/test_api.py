@@ -67,6 +67,17 @@ def test_r1_1_a_general_sees_and_acts_at_his_own_armys_table_only(game16: Game, 
     assert "not at this table" in body["detail"]
 
 
+def test_r1_1_a_refused_look_at_a_table_is_explained_in_the_callers_language(
+    game16: Game, api: Api
+) -> None:
+    battle = meet(game16)
+    crab = army_token(game16, "crab-1")
+
+    body = error(api.get(path(game16, battle), token=crab, headers={"Accept-Language": "ru"}), 403)
+
+    assert body["detail"].startswith("вам нельзя смотреть эту битву (R1.1)")
+
+
 def test_r1_1_a_judge_sees_every_table_with_its_state(
     game16: Game, api: Api, judge_key: str
 ) -> None:
