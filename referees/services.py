@@ -1053,6 +1053,18 @@ def army_correct(
         if army is None:
             raise _refuse(_('there is no army "%(army)s"') % {"army": army_code}, "not_found", 404)
         before = campaign.board.get("armies", {}).get(army_code)
+        if before and before.get("in_battle"):
+            # Its table would go on playing with an army the board no longer has there,
+            # and the table's result would then undo the correction (R8).
+            raise _refuse(
+                _(
+                    "%(army)s is fighting at the battle table in %(province)s: record or "
+                    "correct that battle's result first (R8)"
+                )
+                % {"army": army_code, "province": before.get("province")},
+                "in_battle",
+                409,
+            )
         board_place(
             campaign=campaign,
             army=army,

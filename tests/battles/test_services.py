@@ -128,6 +128,28 @@ def test_r10_modifiers_use_the_control_when_the_battle_starts(game16: Game) -> N
     assert player["dragon-1"]["hand_size"] == 6
 
 
+def test_r8_a_judge_cannot_move_an_army_away_from_its_battle_table(game16: Game) -> None:
+    battle = meet(game16)
+    vote(game16, battle, "unicorn-2", "battle")
+    before = game16.board()["armies"]["lion-1"]
+
+    error = refused(
+        lambda: services.army_correct(
+            tournament_id=game16.id,
+            army_code="lion-1",
+            province="lion-ikoma",
+            reason="misplaced",
+            actor=game16.judge_actor,
+            now=timezone.now(),
+        )
+    )
+
+    assert (error.code, error.status) == ("in_battle", 409)
+    assert "battle table in lion-akodo" in error.message
+    assert game16.board()["armies"]["lion-1"] == before
+    assert "army_corrected" not in actions(game16)
+
+
 def test_r4_a_general_whose_army_is_in_battle_cannot_give_orders(game16: Game) -> None:
     battle = meet(game16)
     vote(game16, battle, "unicorn-2", "battle")
