@@ -34,6 +34,8 @@ from django.conf import settings
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
+from sl5r.database_outage import DATABASE_OUTAGE_ERRORS, database_error_summary
+
 if TYPE_CHECKING:
     from referees.models import Tournament
 
@@ -133,6 +135,7 @@ class InProcessClock:
         self._thread: threading.Thread | None = None
         self.sweeps = 0
         self.failures = 0
+        self.database_down = False
 
     @property
     def running(self) -> bool:
@@ -176,6 +179,18 @@ class InProcessClock:
         close_old_connections_quietly()
         try:
             done = self.sweep()
+        except DATABASE_OUTAGE_ERRORS as error:
+            # Said once per outage, in one line: a traceback every sweep buried the log
+            # while the database restarted, and told nothing the first line does not.
+            self.failures += 1
+            if not self.database_down:
+                log.warning(
+                    "the turn clock cannot reach the database (%s); trying every %s s",
+                    database_error_summary(error),
+                    self.interval,
+                )
+            self.database_down = True
+            return 0
         except Exception:
             self.failures += 1
             log.exception("the turn clock's sweep failed; trying again in %s s", self.interval)
@@ -183,6 +198,9 @@ class InProcessClock:
         finally:
             self.sweeps += 1
             close_old_connections_quietly()
+        if self.database_down:
+            self.database_down = False
+            log.warning("the turn clock reaches the database again")
         if done:
             log.info("turn clock: %d step(s) taken at %s", done, _stamp(timezone.now()))
         return done
@@ -192,6 +210,8 @@ def close_old_connections_quietly() -> None:
     """``close_old_connections()``, never raising: a broken connection is dropped anyway."""
     try:
         close_old_connections()
+    except DATABASE_OUTAGE_ERRORS as error:
+        log.debug("could not close a database connection (%s)", database_error_summary(error))
     except Exception:
         log.warning("could not close a database connection", exc_info=True)
 

@@ -46,18 +46,23 @@ def database_outage_text() -> str:
     return str(_("The database is not answering. Try again in a few seconds."))
 
 
+def database_error_summary(exc: BaseException) -> str:
+    """One line for the log: the error's kind and the first line of its text (psycopg's
+    run over several lines, and a traceback says nothing more when the server is down)."""
+    first_line = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
+
+
 def database_outage_response(request: HttpRequest, exc: Exception) -> HttpResponse:
     """The 503 for ``request`` that failed with ``exc``: JSON for the API, else a page.
 
     The error's own text (host names, the database's name) stays in the server's log.
     """
-    first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     log.warning(
-        "database unavailable: %s %s answered 503 (%s: %s)",
+        "database unavailable: %s %s answered 503 (%s)",
         request.method,
         request.path,
-        type(exc).__name__,
-        first_line,
+        database_error_summary(exc),
     )
     detail = database_outage_text()
     response: HttpResponse

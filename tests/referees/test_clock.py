@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from pytest_django import Settings
 
@@ -180,6 +181,47 @@ def test_the_clock_survives_a_failing_sweep(
     assert "the database went away" in str(failures[0].exc_info[1])
 
 
+def test_a_database_outage_is_logged_once_in_a_line_and_its_end_too(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """While the database refuses connections every sweep fails; the log says so once,
+    without a traceback per sweep, and says when the clock reaches it again."""
+    # given: a database down for three sweeps
+    outcomes: list[Exception | int] = [
+        OperationalError("connection failed: server closed the connection\nunexpectedly"),
+        OperationalError("connection failed: Connection refused"),
+        InterfaceError("connection already closed"),
+        0,
+        0,
+    ]
+
+    def sweep() -> int:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    caplog.set_level(logging.INFO, logger=clock_module.__name__)
+    clock = InProcessClock(interval=60, sweep=sweep)
+
+    # when
+    for _ in range(5):
+        clock.sweep_once()
+
+    # then
+    said = [(r.levelno, r.getMessage(), r.exc_info) for r in caplog.records]
+    assert said == [
+        (
+            logging.WARNING,
+            "the turn clock cannot reach the database (OperationalError: connection failed: "
+            "server closed the connection); trying every 60.0 s",
+            None,
+        ),
+        (logging.WARNING, "the turn clock reaches the database again", None),
+    ]
+    assert clock.failures == 3 and not clock.database_down
+
+
 def test_the_clock_stops_at_once_and_cannot_be_started_twice() -> None:
     """stop() wakes the loop from its wait and the thread ends; a running clock refuses a
     second start."""
@@ -250,7 +292,7 @@ def test_a_tournament_whose_tick_fails_does_not_hold_up_the_others(
     real_tick = services.clock_tick
     ticked: list[int] = []
 
-    def tick(*, tournament_id: int, now: datetime) -> bool:
+    def tick(*, tournament_id: int, now: datetime | None) -> bool:
         ticked.append(tournament_id)
         if len(ticked) == 1:
             raise RuntimeError("a board the engine cannot read")
