@@ -132,9 +132,9 @@ def test_healthz_reports_ok(client: Client, db: None) -> None:
 
 
 def test_healthz_reports_a_database_failure(
-    client: Client, db: None, monkeypatch: pytest.MonkeyPatch
+    client: Client, db: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """/healthz answers 503 when the database does not."""
+    """/healthz answers 503 when the database does not, and logs one line saying why."""
 
     class BrokenConnection:
         def cursor(self) -> None:
@@ -146,6 +146,10 @@ def test_healthz_reports_a_database_failure(
 
     assert response.status_code == 503
     assert response.json()["status"] == "error"
+    said = [(r.getMessage(), r.exc_info) for r in caplog.records if r.name == "sl5r.views"]
+    assert said == [
+        ("healthz: the database did not answer (DatabaseError: connection refused)", None)
+    ]
 
 
 def test_static_files_are_served(client: Client) -> None:
