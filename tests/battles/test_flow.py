@@ -8,6 +8,7 @@ scores and the destroyed armies' Reform orders follow.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -205,7 +206,8 @@ def test_r7_r8_every_step_of_a_battle_is_announced_through_redis_with_a_newer_ve
         while True:
             try:
                 received.append(async_to_sync(_receive)(layer, channel, 0.5))
-            except TimeoutError:
+            # Not the builtin TimeoutError: they are one class only from Python 3.11 on.
+            except asyncio.TimeoutError:
                 return received
 
     try:
@@ -233,7 +235,5 @@ def test_r7_r8_every_step_of_a_battle_is_announced_through_redis_with_a_newer_ve
 
 
 async def _receive(layer: Any, channel: str, timeout: float) -> dict[str, Any]:
-    import asyncio
-
     message: dict[str, Any] = await asyncio.wait_for(layer.receive(channel), timeout)
     return message
