@@ -37,6 +37,17 @@ def websocket_frame(opcode: int, payload: bytes) -> bytes:
     return header + mask + masked
 
 
+async def websocket_frame_read(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    """One server frame: its opcode and payload (a server's frames are never masked)."""
+    first, second = await reader.readexactly(2)
+    size = second & 0x7F
+    if size == 126:
+        (size,) = struct.unpack("!H", await reader.readexactly(2))
+    elif size == 127:
+        (size,) = struct.unpack("!Q", await reader.readexactly(8))
+    return first & 0x0F, await reader.readexactly(size)
+
+
 class WebSocket:
     """Text frames, pings answered, server frames unmasked and unfragmented (Daphne's)."""
 
@@ -72,13 +83,7 @@ class WebSocket:
 
     async def _receive(self) -> dict[str, Any] | None:
         while True:
-            first, second = await self.reader.readexactly(2)
-            opcode, size = first & 0x0F, second & 0x7F
-            if size == 126:
-                (size,) = struct.unpack("!H", await self.reader.readexactly(2))
-            elif size == 127:
-                (size,) = struct.unpack("!Q", await self.reader.readexactly(8))
-            payload = await self.reader.readexactly(size)
+            opcode, payload = await websocket_frame_read(self.reader)
             if opcode == 0x1:
                 message: dict[str, Any] = json.loads(payload)
                 return message

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.clients import websocket_frame
+from benchmarks.clients import websocket_frame, websocket_frame_read
 from tests.referees.celery_processes import Service
 from tests.referees.test_clock_serve import free_port
 
@@ -143,13 +143,7 @@ class Socket:
 
     async def _next(self) -> tuple[str, Any]:
         while True:
-            first, second = await self.reader.readexactly(2)
-            opcode, size = first & 0x0F, second & 0x7F
-            if size == 126:
-                (size,) = struct.unpack("!H", await self.reader.readexactly(2))
-            elif size == 127:
-                (size,) = struct.unpack("!Q", await self.reader.readexactly(8))
-            payload = await self.reader.readexactly(size)
+            opcode, payload = await websocket_frame_read(self.reader)
             if opcode == OP_TEXT:
                 return "text", payload.decode()
             if opcode == OP_CLOSE:
