@@ -22,10 +22,12 @@ PY := $(BIN)/python
 STAMP := $(VENV)/requirements.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run cluster cluster-stop test test-postgres lint fmt messages clean distclean
+.PHONY: help install migrate demo run venue cluster cluster-stop test test-postgres lint fmt messages clean distclean
 
 help:
 	@echo "make run        create .venv, install, migrate, load the demo tournament, serve on :$(PORT)"
+	@echo "make venue      the same, served to the phones on this machine's network (DEBUG off,"
+	@echo "                a kept secret key, backups; HOST, PORT, VENUE_HOSTS, SITE_URL, TLS_CERT/KEY)"
 	@echo "make cluster    the production shape on this machine, in the foreground (Ctrl-C stops):"
 	@echo "                PostgreSQL, Redis, two ASGI processes behind a proxy on :$(PORT),"
 	@echo "                a Celery worker and beat (CLUSTER_DIR=$(CLUSTER_DIR), CLUSTER_ARGS=...)"
@@ -57,6 +59,14 @@ demo: migrate
 # Daphne and, in the embedded setup (SL5R_CLOCK=inprocess), the turn clock in one process.
 run: demo
 	$(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+# `make run` for a venue's Wi-Fi (referees/management/commands/venue.py): migrates, loads the
+# map and the demo, then serves every address of this machine on PORT. HOST, VENUE_HOSTS,
+# SITE_URL, TLS_CERT/TLS_KEY, VENUE_DIR and VENUE_BACKUP_DIR are read from the environment.
+# Every interface unless HOST is given (HOST's 127.0.0.1 above is `make run`'s default).
+venue: install
+	SL5R_VENUE=1 HOST=$(if $(filter file,$(origin HOST)),0.0.0.0,$(HOST)) PORT=$(PORT) \
+		$(PY) manage.py venue
 
 # The production shape (sl5r/cluster.py): configured by DATABASE_URL, REDIS_URL, SECRET_KEY...
 cluster: install

@@ -22,6 +22,7 @@ from django.utils.translation import gettext, gettext_noop
 from referees.models import JudgeKey, Player, Tournament
 from referees.selectors import clan_roles
 from referees.services import TournamentError, player_token
+from sl5r.public_url import public_url
 from sl5r.rules.roles import Role
 from strategic_map.models import Map
 
@@ -122,7 +123,7 @@ def player_join_link(request: HttpRequest, player: Player) -> tuple[str, str | N
     token = player_token(player)
     if not token:
         return "", None
-    return token, request.build_absolute_uri(reverse("join", args=[token]))
+    return token, public_url(request, reverse("join", args=[token]))
 
 
 # --- Judge API keys ---------------------------------------------------------------------------

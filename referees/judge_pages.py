@@ -35,6 +35,8 @@ from referees.selectors import (
 )
 from referees.services import TournamentError, tournament_clans
 from referees.texts import REJECTIONS
+from sl5r.public_url import public_url as page_public_url
+from sl5r.public_url import qr_svg
 from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES, MapDrawing, map_drawing
 from strategic_map.models import Order
@@ -52,7 +54,9 @@ COMMON_STRINGS: dict[str, Promise] = {
     "no_clock": gettext_lazy("No clock is running"),
     "live_connected": gettext_lazy("Live"),
     "live_connecting": gettext_lazy("Connecting…"),
-    "live_offline": gettext_lazy("Offline: reconnecting…"),
+    # Shown whenever the page cannot be sure that it is current (see static/js/live.js).
+    "live_offline": gettext_lazy("Offline — this console may be out of date"),
+    "turn_over": gettext_lazy("Turn over — waiting for the result"),
     "no_announcements": gettext_lazy("No announcements yet."),
     "points": gettext_lazy("points"),
     "start": gettext_lazy("Start"),
@@ -118,6 +122,7 @@ JUDGE_STRINGS: dict[str, Promise] = {
 
 SCREEN_STRINGS: dict[str, Promise] = {
     **COMMON_STRINGS,
+    "live_offline": gettext_lazy("Offline — this screen may be out of date"),
     "final_standings": gettext_lazy("Final standings"),
     "game_over": gettext_lazy("The game is over"),
 }
@@ -304,6 +309,7 @@ def big_screen(request: HttpRequest, tournament_id: int) -> HttpResponse:
             "strings": _texts(SCREEN_STRINGS),
         }
         sees_all = bool(state["viewer"]["sees_all_armies"])
+        public_url = page_public_url(request, reverse("referees:screen", args=[tournament.pk]))
         return render(
             request,
             "referees/screen.html",
@@ -314,6 +320,9 @@ def big_screen(request: HttpRequest, tournament_id: int) -> HttpResponse:
                 # Only where the public may see the armies is the map drawn at all.
                 "drawing": _drawing(tournament) if sees_all else None,
                 "sees_all_armies": sees_all,
+                # For spectators: this page on their phones, on the venue's address.
+                "public_url": public_url,
+                "public_qr": qr_svg(public_url),
                 "phase_label": Tournament.Phase(tournament.phase).label,
                 "standings": _standings(state) if "scores" in state else [],
                 "announcements": [

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import segno
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
@@ -27,10 +25,8 @@ from referees.page_refusals import judge_or_refusal, problem_page
 from referees.player_pages import player_page_url
 from referees.ratelimit import RateLimited, client_ip, rate_check, rate_hit
 from referees.services import player_from_token
+from sl5r.public_url import qr_svg
 from strategic_map.clans import clan_name
-
-# With a viewBox and no fixed size, the print CSS sets the code's size.
-QR_SCALE = 3
 
 
 def _role_label(player: Player) -> str:
@@ -79,10 +75,6 @@ def me(request: HttpRequest) -> HttpResponse:
     return redirect(player_page_url(player))
 
 
-def _qr_svg(url: str) -> str:
-    return segno.make(url, error="m").svg_inline(scale=QR_SCALE, omitsize=True)
-
-
 @never_cache
 @require_safe
 def join_sheet(request: HttpRequest, tournament_id: int) -> HttpResponse:
@@ -104,8 +96,7 @@ def join_sheet(request: HttpRequest, tournament_id: int) -> HttpResponse:
                 "clan_name": clan_name(player.clan),
                 "role_label": _role_label(player),
                 "url": url,
-                # segno writes the SVG itself: markup from a library, not from user input.
-                "qr": mark_safe(_qr_svg(url)) if url else "",
+                "qr": qr_svg(url) if url else "",
             }
         )
     return render(request, "referees/join_sheet.html", {"tournament": tournament, "cards": cards})

@@ -29,6 +29,7 @@ from sl5r.env import (
     parse_database_url,
     sqlite_database,
 )
+from sl5r.venue import site_url_parse, tls_files, venue_network, venue_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Lower case: not a setting, so never shown on a debug page.
@@ -36,7 +37,18 @@ _env = os.environ
 
 # --- Core --------------------------------------------------------------------------------
 
+# `make venue` (SL5R_VENUE=1): the judge's laptop serving the phones on a venue's Wi-Fi
+# (sl5r/venue.py). DEBUG off, a secret key kept in VENUE_DIR, every address of this machine
+# allowed, plain HTTP unless TLS_CERT and TLS_KEY are given.
+SL5R_VENUE = env_bool(_env, "SL5R_VENUE", default=False)
+SL5R_VENUE_DIR = Path(_env.get("VENUE_DIR", "").strip() or BASE_DIR / "var" / "venue").resolve()
+SL5R_TLS = tls_files(_env) if SL5R_VENUE else None
+SL5R_VENUE_HOST = _env.get("HOST", "").strip() or "0.0.0.0"
+SL5R_VENUE_PORT = env_int(_env, "PORT", default=8000)
+
 _secret_key = _env.get("SECRET_KEY", "")
+if SL5R_VENUE and not _secret_key:
+    _secret_key = venue_secret_key(SL5R_VENUE_DIR)
 DEBUG = env_bool(_env, "DEBUG", default=not _secret_key)
 if not _secret_key and not DEBUG:
     raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
@@ -45,6 +57,16 @@ SECRET_KEY = _secret_key or "django-insecure-sl5r-development-key-never-use-in-p
 
 ALLOWED_HOSTS = env_list(_env, "ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list(_env, "CSRF_TRUSTED_ORIGINS", default=[])
+# The base address of every link that leaves the site (join links, QR codes, the big
+# screen, printed addresses); empty: the address of the request that builds the link.
+SL5R_SITE_URL = site_url_parse(_env["SITE_URL"]) if _env.get("SITE_URL", "").strip() else ""
+SL5R_VENUE_WARNING = ""
+if SL5R_VENUE:
+    _venue = venue_network(environ=_env, port=SL5R_VENUE_PORT, tls=SL5R_TLS is not None)
+    ALLOWED_HOSTS = _venue.hosts + env_list(_env, "ALLOWED_HOSTS", default=[])
+    CSRF_TRUSTED_ORIGINS = _venue.csrf_origins + CSRF_TRUSTED_ORIGINS
+    SL5R_SITE_URL = _venue.site_url
+    SL5R_VENUE_WARNING = _venue.warning
 
 INSTALLED_APPS = [
     # daphne first: its runserver replaces Django's with an ASGI one.
@@ -185,6 +207,18 @@ if SL5R_CLOCK not in SL5R_CLOCK_CHOICES:
 if SL5R_CLOCK == "celery" and not REDIS_URL:
     raise ImproperlyConfigured("SL5R_CLOCK=celery needs REDIS_URL for the broker")
 
+# Venue backups (referees/backups.py): a consistent copy of the SQLite database and the
+# secret key after every resolved turn and judge board change, the newest kept.
+_backup_dir = _env.get("VENUE_BACKUP_DIR", "").strip()
+SL5R_BACKUP_DIR: Path | None = (
+    (Path(_backup_dir).expanduser().resolve() if _backup_dir else SL5R_VENUE_DIR / "backups")
+    if SL5R_VENUE
+    else None
+)
+SL5R_BACKUP_KEEP = env_int(_env, "VENUE_BACKUP_KEEP", default=20)
+if SL5R_BACKUP_KEEP < 1:
+    raise ImproperlyConfigured(f"VENUE_BACKUP_KEEP: at least 1, got {SL5R_BACKUP_KEEP}")
+
 # The in-process clock sweeps for due tournaments every this many seconds (referees/clock.py).
 SL5R_CLOCK_INTERVAL = env_seconds(_env, "SL5R_CLOCK_INTERVAL", default=1.0)
 if not 0 < SL5R_CLOCK_INTERVAL <= 60:
@@ -254,7 +288,16 @@ AUTH_PASSWORD_VALIDATORS = [
 
 # --- Security (production) ---------------------------------------------------------------
 
-if not DEBUG:
+if SL5R_VENUE:
+    # Phones on a venue's Wi-Fi reach the laptop over plain HTTP unless TLS_CERT and
+    # TLS_KEY are given; then Daphne serves HTTPS itself on the same port, so there is no
+    # plain HTTP to redirect. No HSTS: a venue's certificate is often self-signed, and HSTS
+    # would leave a phone no way past a browser warning the next time.
+    SECURE_SSL_REDIRECT = False
+    SECURE_HSTS_SECONDS = 0
+    SESSION_COOKIE_SECURE = SL5R_TLS is not None
+    CSRF_COOKIE_SECURE = SL5R_TLS is not None
+elif not DEBUG:
     SECURE_SSL_REDIRECT = env_bool(_env, "SECURE_SSL_REDIRECT", default=True)
     # Load balancers probe over plain HTTP.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]

@@ -18,6 +18,7 @@ import secrets
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -88,8 +89,9 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--base-url",
-            default=DEFAULT_BASE_URL,
-            help=f"where the site is served, for the printed links (default {DEFAULT_BASE_URL})",
+            default="",
+            help="where the site is served, for the printed links (default: SITE_URL, or "
+            f"the venue address under `make venue`, else {DEFAULT_BASE_URL})",
         )
         parser.add_argument(
             "--turn-seconds",
@@ -99,7 +101,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        base_url = options["base_url"].rstrip("/")
+        base_url = (options["base_url"] or settings.SL5R_SITE_URL or DEFAULT_BASE_URL).rstrip("/")
         existing = Tournament.objects.filter(name=DEMO_NAME).order_by("id").first()
         password: str | None = options["password"]
         if existing is not None and not options["reset"]:
