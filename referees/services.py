@@ -23,6 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from referees.backups import backup_on_commit
 from referees.clock import order_settle, schedule_deadline, tick_due_at
 from referees.events import event_send_on_commit
 from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
@@ -119,11 +120,31 @@ def _log(
     )
 
 
+# The changes a venue backs up once committed (referees/backups.py): the start, the board,
+# the clock, the tables and the judges' announcements. Not a General's order or a Daimyo's
+# instruction, which come up to 48 a second; a judge's paper order is backed up in
+# ``_order_for``.
+BACKUP_KINDS = frozenset(
+    {
+        "phase",
+        "positions",
+        "turn_resolved",
+        "turn_undone",
+        "correction",
+        "clock",
+        "battle",
+        "announcement",
+    }
+)
+
+
 def _announce(tournament: Tournament, kind: str, **data: Any) -> None:
     campaign = tournament.campaign
     Campaign.objects.filter(pk=campaign.pk).update(version=campaign.version + 1)
     campaign.version += 1
     event_send_on_commit(tournament_id=tournament.pk, version=campaign.version, kind=kind, **data)
+    if kind in BACKUP_KINDS:
+        backup_on_commit(reason=kind)
 
 
 def _locked(tournament_id: int) -> Tournament:
@@ -373,6 +394,7 @@ def player_token_reissue(*, player: Player, actor: Actor, now: datetime) -> str:
     player.token_issued_at = now
     player.save(update_fields=["token_nonce", "token_issued_at"])
     _log(player.tournament, actor=actor, action="join_link_reissued", now=now, player=player.pk)
+    backup_on_commit(reason="join_link")
     return player_token(player)
 
 
@@ -381,6 +403,7 @@ def player_token_revoke(*, player: Player, actor: Actor, now: datetime) -> None:
     player.token_nonce = ""
     player.save(update_fields=["token_nonce"])
     _log(player.tournament, actor=actor, action="join_link_revoked", now=now, player=player.pk)
+    backup_on_commit(reason="join_link")
 
 
 # --- The start (R3) -----------------------------------------------------------------------
@@ -901,6 +924,8 @@ def _order_for(
         on_swap=order.on_swap,
     )
     _announce(tournament, "order", army=army.code, clan=army.clan)
+    if actor.judge:
+        backup_on_commit(reason="paper_order")
     return stored
 
 
