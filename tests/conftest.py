@@ -15,6 +15,7 @@ from tests.service_checks import (
     redis_problem,
     require_service,
 )
+from tests.venue_server import Venue, venue_environment, venue_starter
 
 if TYPE_CHECKING:
     from referees.models import Tournament
@@ -237,3 +238,17 @@ def rate_window_still(monkeypatch: pytest.MonkeyPatch) -> None:
     from referees import ratelimit
 
     monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
+
+
+@pytest.fixture
+def venue_env(tmp_path: Path) -> dict[str, str]:
+    """The environment ``make venue`` runs in for a test: a scratch database and folder."""
+    return venue_environment(tmp_path)
+
+
+@pytest.fixture
+def start_venue(venue_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Venue]]:
+    """``start_venue(port=None, extra=None)``: ``make venue`` running (tests/venue_server.py)."""
+    starter = venue_starter(venue_env, tmp_path)
+    yield next(starter)
+    starter.close()
