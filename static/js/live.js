@@ -7,6 +7,7 @@
 //     onState(state, { serverOffsetMs }) { ... draw; keep serverOffsetMs for the clock ... },
 //     onStatus(status) { ... "live" | "reconnecting" | "offline" ... },
 //   });
+//   turnOver(lastState, lastOffset) // the deadline has passed: orders are closed
 //   setInterval(() => show(remainingSeconds(lastState, lastOffset)), 250);
 //   live.close();
 //
@@ -15,10 +16,19 @@
 // big screen, anonymous pages) an event also carries `state`, the public state built once
 // by the server for all of them: it is used as is, without a fetch. Events may be lost, so
 // the state is also fetched again on every reconnect and every 30 seconds.
+//
+// "live" is a promise to the player that what he sends reaches the judge and that what he
+// sees is current, so it is only reported while the socket is open and the server was heard
+// from within STALE_MS (a ping goes out every PING_MS; any message counts). A Wi-Fi that
+// drops without closing the socket would otherwise leave the page saying "live" for
+// minutes, until TCP gave up. The browser's own "offline" is believed at once.
 // The protocol is described in docs/api.md, "Live updates".
 
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000];
 const SAFETY_NET_MS = 30000;
+const PING_MS = 5000;
+const STALE_MS = 12000; // two pings unanswered, and a little slack for a slow server
+const CHECK_MS = 1000;
 const REFETCH_LIMIT = 5; // fetches in a row while the state is older than a version heard of
 // Close codes after which reconnecting cannot help: bad token, another tournament, none.
 const FINAL_CODES = new Set([4401, 4403, 4404]);
@@ -42,6 +52,16 @@ export function remainingSeconds(state, offsetMs = 0) {
   return Math.max(0, left / 1000);
 }
 
+/**
+ * True when the turn's deadline has passed by the server's clock while it runs (not paused):
+ * the server takes no more orders for it and the result is on its way.
+ */
+export function turnOver(state, offsetMs = 0) {
+  const clock = state?.tournament?.clock;
+  if (!clock || clock.phase !== "running" || clock.paused || !clock.deadline) return false;
+  return parseTime(clock.deadline) <= Date.now() + offsetMs;
+}
+
 export function connectLive({
   tournamentId,
   token = null,
@@ -57,6 +77,18 @@ export function connectLive({
   let retryTimer = null;
   let connectedBefore = false;
   let closed = false;
+  let lastHeard = 0; // Date.now() of the last message on the current socket
+  let openedAt = 0; // when the current socket was created
+  let greeted = false; // the current socket has had its hello
+  let status = null;
+
+  function report(next) {
+    // Never "live" while the browser itself says it has no network.
+    const value = next === "live" && navigator.onLine === false ? "offline" : next;
+    if (value === status) return;
+    status = value;
+    onStatus(value);
+  }
 
   // At most one fetch in flight; when it lands and a newer version was announced meanwhile,
   // fetch again. A burst of events therefore costs one or two fetches, not one each.
@@ -95,7 +127,8 @@ export function connectLive({
   function onMessage(message) {
     if (message.type === "hello") {
       failures = 0;
-      onStatus("live");
+      greeted = true;
+      report("live");
       heard = message.version; // the server's word, even if lower (a restored database)
       if (message.version < version) version = -1; // then take whatever state comes next
       if (message.version !== version || connectedBefore) refresh();
@@ -115,12 +148,40 @@ export function connectLive({
     }
   }
 
+  function retryLater() {
+    const delay = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)];
+    failures += 1;
+    retryTimer = setTimeout(open, delay);
+  }
+
+  // Give up on the current socket without waiting for its close: on a dead network the
+  // closing handshake can take minutes to time out, and its onclose would come far too late.
+  function drop(next) {
+    const old = socket;
+    socket = null;
+    greeted = false;
+    if (old) {
+      old.onmessage = null;
+      old.onclose = null;
+      try {
+        old.close(1000);
+      } catch (_error) {
+        // already closing
+      }
+    }
+    report(next);
+  }
+
   function open() {
     retryTimer = null;
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const query = token ? `?token=${encodeURIComponent(token)}` : "";
     socket = new WebSocket(`${scheme}//${location.host}/ws/tournaments/${tournamentId}/${query}`);
+    openedAt = Date.now();
+    lastHeard = 0;
+    greeted = false;
     socket.onmessage = (event) => {
+      lastHeard = Date.now();
       try {
         onMessage(JSON.parse(event.data));
       } catch (error) {
@@ -129,48 +190,100 @@ export function connectLive({
     };
     socket.onclose = (event) => {
       socket = null;
+      greeted = false;
       if (closed) return;
       if (FINAL_CODES.has(event.code)) {
         console.warn(`live: the server refused the connection (${event.code})`);
-        onStatus("offline");
+        report("offline");
         return;
       }
-      onStatus(navigator.onLine === false ? "offline" : "reconnecting");
-      const delay = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)];
-      failures += 1;
-      retryTimer = setTimeout(open, delay);
+      report(navigator.onLine === false ? "offline" : "reconnecting");
+      retryLater();
     };
   }
 
-  function reconnectNow() {
-    if (retryTimer !== null) {
-      clearTimeout(retryTimer);
-      open();
+  function ping() {
+    if (!socket || socket.readyState !== WebSocket.OPEN) return;
+    try {
+      socket.send('{"type":"ping"}');
+    } catch (_error) {
+      // the close event follows
     }
   }
 
-  function onVisible() {
-    if (!document.hidden) refresh(); // a phone woken up: do not wait for the safety net
+  // A socket that stopped answering (or a handshake that never completes) is dropped and
+  // replaced; the new one's hello brings a fresh state.
+  function checkHeartbeat() {
+    if (closed || !socket) return;
+    const now = Date.now();
+    const silentSince = greeted ? lastHeard : openedAt;
+    if (now - silentSince > STALE_MS) {
+      console.warn("live: no word from the server; reconnecting");
+      drop(navigator.onLine === false ? "offline" : "reconnecting");
+      if (retryTimer === null) retryLater();
+    }
   }
 
-  // The safety net: a lost event or a half-dead socket is noticed within 30 s. The ping
-  // also keeps proxies from closing an idle connection.
-  const safetyNet = setInterval(() => {
+  // The network is back: connect at once instead of waiting out the backoff, so that the
+  // page is current again within a second or two.
+  function reconnectNow() {
+    if (closed) return;
+    if (retryTimer !== null) {
+      clearTimeout(retryTimer);
+      retryTimer = null;
+    }
+    if (socket && greeted && socket.readyState === WebSocket.OPEN) {
+      ping();
+      refresh();
+      return;
+    }
+    if (socket) drop(status === "offline" ? "reconnecting" : status);
+    failures = 0;
+    open();
+  }
+
+  function wentOffline() {
+    if (closed) return;
+    // The socket cannot outlive the network; dropping it now means that 'online' starts a
+    // clean one whose hello resyncs the page.
+    drop("offline");
+    if (retryTimer !== null) clearTimeout(retryTimer);
+    retryTimer = null;
+    retryLater();
+  }
+
+  function onVisible() {
+    if (document.hidden) return;
+    // A phone woken up: do not wait for the safety net, and test the socket now.
     refresh();
-    if (socket && socket.readyState === WebSocket.OPEN) socket.send('{"type":"ping"}');
-  }, SAFETY_NET_MS);
+    ping();
+  }
+
+  // The safety net: a lost event is noticed within 30 s.
+  const safetyNet = setInterval(refresh, SAFETY_NET_MS);
+  // The ping also keeps proxies from closing an idle connection.
+  const pinger = setInterval(ping, PING_MS);
+  const watchdog = setInterval(checkHeartbeat, CHECK_MS);
 
   window.addEventListener("online", reconnectNow);
+  window.addEventListener("offline", wentOffline);
   document.addEventListener("visibilitychange", onVisible);
   refresh();
+  if (navigator.onLine === false) report("offline");
   open();
 
   return {
+    /** "live" | "reconnecting" | "offline", or null before the first word. */
+    status: () => status,
+    reconnectNow,
     close() {
       closed = true;
       clearInterval(safetyNet);
+      clearInterval(pinger);
+      clearInterval(watchdog);
       if (retryTimer !== null) clearTimeout(retryTimer);
       window.removeEventListener("online", reconnectNow);
+      window.removeEventListener("offline", wentOffline);
       document.removeEventListener("visibilitychange", onVisible);
       if (socket) socket.close(1000);
     },
