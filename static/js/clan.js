@@ -56,6 +56,17 @@ let sendingInstruction = false;
 let state = null;
 let page = null;
 let panelProvince = null;
+let messageTurn = null; // the turn the swap message was about
+
+function over() {
+  return Boolean(page && page.isOver());
+}
+
+function showMessage(kind, text) {
+  ui.message.className = kind ? `message is-${kind}` : "message";
+  ui.message.textContent = text;
+  messageTurn = text && state ? state.tournament.turn : null;
+}
 
 const name = (id) => (provinceInfo(svg, id) || { name: id }).name;
 
@@ -103,7 +114,7 @@ function renderGenerals() {
     const select = row.querySelector(".js-swap select");
     if (select && document.activeElement !== select) {
       const movable = Boolean(order && order.kind === "move");
-      select.disabled = !movable || state.tournament.clock.phase !== "running";
+      select.disabled = !movable || state.tournament.clock.phase !== "running" || over();
       select.value = movable && order.on_swap === "stay" ? "stay" : "advance";
       select.title = movable ? "" : S["swap-none"];
     }
@@ -143,6 +154,7 @@ function showPanel(id) {
 
 function render() {
   if (!state) return;
+  if (messageTurn !== null && messageTurn !== state.tournament.turn) showMessage("", "");
   renderOverlay(svg, state, {
     onProvinceClick: showPanel,
     highlight: [],
@@ -166,7 +178,9 @@ function renderInstructionForm() {
 }
 
 function instructionError(error) {
-  if (!(error instanceof ApiError)) return S["instruction-network"];
+  if (!(error instanceof ApiError)) {
+    return navigator.onLine === false ? S["instruction-offline"] : S["instruction-network"];
+  }
   if (error.status === 401 || (error.status === 403 && error.code === "csrf") || error.status === 429) {
     return errorText(S, error);
   }
@@ -215,11 +229,9 @@ for (const select of document.querySelectorAll(".js-swap select")) {
         `/tournaments/${tournamentId}/armies/${encodeURIComponent(select.dataset.army)}/on-swap`,
         { on_swap: select.value },
       );
-      ui.message.className = "message is-ok";
-      ui.message.textContent = S["swap-saved"];
+      showMessage("ok", S["swap-saved"]);
     } catch (error) {
-      ui.message.className = "message is-error";
-      ui.message.textContent = errorText(S, error);
+      showMessage("error", errorText(S, error));
     }
     select.blur();
     await refresh();
@@ -239,5 +251,9 @@ page = startPlayerPage({
     state = next;
     render();
     renderClanBattles(next);
+  },
+  onChange() {
+    // The deadline passed or the connection changed: close the swap choices at once.
+    if (state) renderGenerals();
   },
 });

@@ -21,6 +21,7 @@ import {
   errorText,
   fmt,
   formatTime,
+  isNetworkFailure,
   pageStrings,
   panelStrings,
   renderInstructions,
@@ -58,6 +59,8 @@ const ui = {
   summary: $("choice-summary"),
   send: $("send-button"),
   withdraw: $("withdraw-button"),
+  retry: $("retry-button"),
+  offline: $("order-offline"),
   zoom: $("zoom-button"),
   panel: $("province-panel"),
   instructions: $("instructions-list"),
@@ -71,6 +74,10 @@ let focusedFor = null;
 let busy = false;
 let page = null;
 let panelProvince = null;
+// The message under the order belongs to one turn; a new turn's state clears it.
+let messageTurn = null;
+// A send that never reached the server: {method, body, okText, turn}, for the Retry button.
+let unsent = null;
 
 const name = (id) => (provinceInfo(svg, id) || { name: id }).name;
 
@@ -84,6 +91,22 @@ function myOrder() {
 
 function running() {
   return Boolean(state && state.tournament.clock.phase === "running");
+}
+
+// The deadline has passed by the server's clock: nothing may be sent until the next turn's
+// state arrives, whatever the last state said.
+function over() {
+  return Boolean(page && page.isOver());
+}
+
+function live() {
+  return Boolean(page && page.isLive());
+}
+
+function showMessage(kind, text) {
+  ui.message.className = kind ? `message is-${kind}` : "message";
+  ui.message.textContent = text;
+  messageTurn = text && state ? state.tournament.turn : null;
 }
 
 function abilitiesOn() {
@@ -142,21 +165,21 @@ function button(label, pressed, onClick) {
   b.className = "big-button";
   b.textContent = label;
   b.setAttribute("aria-pressed", pressed ? "true" : "false");
-  b.disabled = busy;
+  b.disabled = busy || over();
   b.addEventListener("click", onClick);
   return b;
 }
 
 function choose(next) {
   choice = next;
-  ui.message.textContent = "";
-  ui.message.className = "message";
+  unsent = null;
+  showMessage("", "");
   render();
 }
 
 function pickProvince(id) {
   const army = myArmy();
-  if (!army || !running() || army.in_battle) return false;
+  if (!army || !running() || over() || army.in_battle) return false;
   if (army.destroyed) {
     if (reformTargets().includes(id)) {
       choose({ kind: "reform", reform: id });
@@ -218,7 +241,9 @@ function renderOrderForm(army) {
 
   let note = "";
   let open = running() && Boolean(army);
+  const closed = over();
   if (!running()) note = S["not-running"];
+  else if (closed) note = S["clock-over"];
   else if (!army) note = S["army-unknown"];
   else if (army.in_battle) {
     note = S["army-in-battle"];
@@ -229,6 +254,11 @@ function renderOrderForm(army) {
   }
   ui.note.textContent = note;
   ui.form.hidden = !open;
+  // Warned, not disabled: the order may still get through over HTTP, and if it does not the
+  // page says so and offers to send it again.
+  ui.offline.hidden = !open || closed || live();
+  ui.retry.hidden = !unsent || closed || !running() || unsent.turn !== state.tournament.turn;
+  ui.retry.disabled = busy;
   if (!open) return;
 
   const destroyed = Boolean(army.destroyed);
@@ -261,14 +291,16 @@ function renderOrderForm(army) {
       ),
     );
     ui.hold.setAttribute("aria-pressed", choice && choice.kind === "hold" ? "true" : "false");
-    ui.hold.disabled = busy;
+    ui.hold.disabled = busy || closed;
   }
+  ui.noClaim.disabled = closed;
+  if (ui.swap) for (const input of ui.swap.querySelectorAll("input")) input.disabled = closed;
 
   ui.summary.textContent = choice
     ? fmt(S.chosen, { order: orderText({ ...choice, claim: !ui.noClaim.checked, on_swap: swapValue() }) })
     : S.choose;
-  ui.send.disabled = busy || !choice;
-  ui.withdraw.disabled = busy;
+  ui.send.disabled = busy || !choice || closed;
+  ui.withdraw.disabled = busy || closed;
 }
 
 function swapValue() {
@@ -336,6 +368,14 @@ function render() {
     choiceKey = key;
     choice = null;
   }
+  // "Order stored" or a refusal is about the turn it was said in, not the next one.
+  if (messageTurn !== null && messageTurn !== state.tournament.turn) showMessage("", "");
+  if (unsent && unsent.turn !== state.tournament.turn) unsent = null;
+  // Too late to retry: say what happened instead of "retry when the connection is back".
+  if (unsent && over()) {
+    unsent = null;
+    showMessage("error", S["error-unsent-late"]);
+  }
   renderArmy(army);
   renderOrderForm(army);
   renderMap(army);
@@ -344,21 +384,22 @@ function render() {
 
 // --- Sending ---------------------------------------------------------------------------------------
 
-async function send(method, body, okText) {
+async function send(method, body, okText, turn = state.tournament.turn) {
+  if (over()) return;
   busy = true;
   render();
   try {
     // The turn on screen: an order that arrives after it was resolved is refused as late
     // instead of being carried into the next turn.
-    const payload = body ? { ...body, turn: state.tournament.turn } : body;
+    const payload = body ? { ...body, turn } : body;
     await apiCall(method, `/tournaments/${tournamentId}/orders/mine`, payload);
-    ui.message.className = "message is-ok";
-    ui.message.textContent = okText;
+    unsent = null;
+    showMessage("ok", okText);
     choice = null;
     await refresh();
   } catch (error) {
-    ui.message.className = "message is-error";
-    ui.message.textContent = errorText(S, error);
+    unsent = isNetworkFailure(error) ? { method, body, okText, turn } : null;
+    showMessage("error", errorText(S, error));
   } finally {
     busy = false;
     render();
@@ -381,6 +422,9 @@ ui.send.addEventListener("click", () => {
   send("PUT", body, S.sent);
 });
 ui.withdraw.addEventListener("click", () => send("DELETE", undefined, S.withdrawn));
+ui.retry.addEventListener("click", () => {
+  if (unsent) send(unsent.method, unsent.body, unsent.okText, unsent.turn);
+});
 ui.hold.addEventListener("click", () => choose({ kind: "hold" }));
 ui.noClaim.addEventListener("change", () => render());
 if (ui.swap) ui.swap.addEventListener("change", () => render());
@@ -397,5 +441,13 @@ page = startPlayerPage({
     state = next;
     render();
     renderBattleLink(next);
+  },
+  onChange({ live: connected }) {
+    // Back online with an order still unsent: the offline message is no longer true, but
+    // the order still has to go.
+    if (connected && unsent && ui.message.classList.contains("is-error")) {
+      showMessage("error", S["error-not-sent"]);
+    }
+    render();
   },
 });

@@ -11,11 +11,12 @@
  *   liveStatusText(S, status)     connectLive's status in plain words
  *   formatTime(iso, state)        a time of day in the tournament's time zone
  *   startPlayerPage({...})        legend swatches, the countdown and the live connection;
- *                                 returns {refresh()} to fetch the state at once
+ *                                 returns {refresh(), isLive(), isOver()}
+ *   isNetworkFailure(error)       the request never reached the server (no ApiError)
  *   renderInstructions(list, instructions, S, state)  a Daimyo's written instructions (R1.1)
  */
 
-import { connectLive, remainingSeconds } from "./live.js";
+import { connectLive, remainingSeconds, turnOver } from "./live.js";
 import { clanSwatch } from "./map.js";
 
 export function pageStrings(id = "page-strings") {
@@ -100,8 +101,16 @@ export function reasonText(S, code, detail) {
   return S[key] || detail || code || "";
 }
 
+export function isNetworkFailure(error) {
+  return !(error instanceof ApiError);
+}
+
 export function errorText(S, error) {
-  if (!(error instanceof ApiError)) return S["error-network"];
+  if (!(error instanceof ApiError)) {
+    // The browser knows it has no network: say so, rather than blame the server.
+    if (navigator.onLine === false && S["error-offline"]) return S["error-offline"];
+    return S["error-network"];
+  }
   const { status, code, detail } = error;
   if (status === 409 && code === "late") return S["error-late"];
   if (status === 409 && (code === "not_running" || code === "phase")) return S["error-not-running"];
@@ -120,6 +129,8 @@ export function liveStatusText(S, status) {
   const value = String(status || "").toLowerCase();
   if (value === "live") return { text: S["live-live"], ok: true };
   if (value === "connecting") return { text: S["live-connecting"], ok: true };
+  // Reconnecting is offline too as far as the player is concerned: nothing he sends now
+  // is sure to arrive.
   return { text: S["live-offline"], ok: false };
 }
 
@@ -159,14 +170,18 @@ export function startClock(elements, S, getState, { urgent = true } = {}) {
     const running = clock.phase === "running";
     const paused = Boolean(clock.paused);
     const hasTime = seconds !== null && seconds !== undefined && Number.isFinite(seconds);
-    const isUrgent = urgent && running && !paused && hasTime && seconds > 0 && seconds < 60;
+    // Decided by the deadline itself, not by the rounded seconds: an order sent in the last
+    // fraction of a second is already late on the server.
+    const over = turnOver(state, offsetMs);
+    const isUrgent = urgent && running && !paused && hasTime && !over && seconds < 60;
     elements.box.classList.toggle("is-urgent", isUrgent);
     elements.box.classList.toggle("is-paused", paused);
+    elements.box.classList.toggle("is-over", over);
     let note = "";
     if (paused) note = S["clock-paused"];
+    else if (over) note = S["clock-over"];
     else if (!hasTime && clock.phase !== "finished") note = S["clock-none"];
     else if (isUrgent) note = S["clock-urgent"];
-    else if (running && hasTime && seconds <= 0) note = S["clock-up"];
     if (elements.note.textContent !== note) elements.note.textContent = note;
   };
   tick();
@@ -240,13 +255,24 @@ export async function fetchState(tournamentId) {
 /**
  * What both player pages do on start: a swatch beside each clan of the legend, the
  * countdown from the server's clock (`urgent`: warn in the last minute), and the live
- * connection. `onState(state)` gets every new state. `refresh()` fetches the state at once,
- * after the page has changed something; a failure is left to the live connection.
+ * connection. `onState(state)` gets every new state. `onChange({live, over})` is called when
+ * the connection comes or goes and when the turn's deadline passes, so that the page can
+ * close or warn its order controls. `refresh()` fetches the state at once, after the page
+ * has changed something; a failure is left to the live connection.
  */
-export function startPlayerPage({ tournamentId, svg, S, urgent, onState }) {
+export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChange = () => {} }) {
   const $ = (id) => document.getElementById(id);
   let current = null;
   let offsetMs = 0;
+  let live = false;
+  let over = false;
+
+  function changed() {
+    const nowOver = turnOver(current, offsetMs);
+    if (nowOver === over) return false;
+    over = nowOver;
+    return true;
+  }
   for (const item of document.querySelectorAll(".legend li[data-clan]")) {
     item.prepend(clanSwatch(svg, item.dataset.clan));
   }
@@ -254,6 +280,7 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState }) {
   function received(next, meta = {}) {
     current = next;
     if (meta && Number.isFinite(meta.serverOffsetMs)) offsetMs = meta.serverOffsetMs;
+    changed();
     onState(next);
   }
 
@@ -262,6 +289,11 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState }) {
     const { text, ok } = liveStatusText(S, status);
     liveLabel.textContent = text;
     liveLabel.classList.toggle("is-offline", !ok);
+    const nowLive = String(status) === "live";
+    if (nowLive !== live) {
+      live = nowLive;
+      onChange({ live, over });
+    }
   }
 
   startClock(
@@ -270,8 +302,14 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState }) {
     () => [current, offsetMs],
     { urgent },
   );
+  // The deadline passes between two states: the page hears of it from this tick.
+  window.setInterval(() => {
+    if (changed()) onChange({ live, over });
+  }, 250);
   connectLive({ tournamentId, onState: received, onStatus });
   return {
+    isLive: () => live,
+    isOver: () => over,
     async refresh() {
       try {
         received(await fetchState(tournamentId), { serverOffsetMs: offsetMs });
