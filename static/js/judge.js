@@ -4,7 +4,7 @@
 //
 // Strings come translated from the page (#judge-config); errors are the API's own `detail`.
 
-import { connectLive, remainingSeconds } from "./live.js";
+import { connectLive, remainingSeconds, turnOver } from "./live.js";
 import { drawScoreChart, fill, formatClock, formatTime } from "./screen.js";
 
 const config = JSON.parse(document.getElementById("judge-config").textContent);
@@ -181,8 +181,11 @@ function drawHead() {
 function tick() {
   const seconds = remainingSeconds(state, offsetMs);
   const node = $("countdown");
-  node.textContent = seconds === null ? S.no_clock : formatClock(seconds);
-  node.classList.toggle("is-idle", seconds === null);
+  // Past the deadline the clock has nothing to count; the result is being worked out.
+  const over = turnOver(state, offsetMs);
+  const text = over ? S.turn_over : seconds === null ? S.no_clock : formatClock(seconds);
+  if (node.textContent !== text) node.textContent = text;
+  node.classList.toggle("is-idle", seconds === null || over);
   node.classList.toggle("is-low", seconds !== null && seconds < 60 && !state.tournament.clock.paused);
 }
 

@@ -8,7 +8,7 @@
 // library. Each clan has its colour, a dash pattern and a marker of its own, and its name
 // at the end of its line, so the chart reads without colours as well.
 
-import { connectLive, remainingSeconds } from "./live.js";
+import { connectLive, remainingSeconds, turnOver } from "./live.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 // Told apart without colour: every clan a different dash pattern and marker (the clan's
@@ -346,9 +346,13 @@ function bootScreen(configNode) {
     const clock = $("screen-countdown");
     // No clock (set-up, declaring positions): the phase stands where the countdown would.
     const phase = state.tournament.clock.phase;
-    clock.textContent = seconds === null ? config.phases[phase] || S.no_clock : formatClock(seconds);
-    clock.classList.toggle("is-low", seconds !== null && seconds < 60 && !state.tournament.clock.paused);
-    clock.classList.toggle("is-idle", seconds === null);
+    // Past the deadline a 0:00 would look like a frozen screen: say what is happening.
+    const over = turnOver(state, offsetMs);
+    const text = over ? S.turn_over : seconds === null ? config.phases[phase] || S.no_clock : formatClock(seconds);
+    if (clock.textContent !== text) clock.textContent = text;
+    clock.classList.toggle("is-low", seconds !== null && seconds < 60 && !state.tournament.clock.paused && !over);
+    clock.classList.toggle("is-idle", seconds === null || over);
+    clock.classList.toggle("is-over", over);
     clock.classList.toggle("is-long", seconds !== null && seconds >= 3600);
   }
 
