@@ -489,7 +489,9 @@ def database_in_use(database: Path) -> bool:
         connection.execute("BEGIN EXCLUSIVE")
         connection.execute("ROLLBACK")
     except sqlite3.OperationalError:
-        return True
+        return True  # "database is locked"
+    except sqlite3.DatabaseError:
+        return False  # not a database at all: nobody serves it, and it is set aside
     finally:
         connection.close()
     return False
