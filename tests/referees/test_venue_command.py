@@ -92,6 +92,7 @@ def test_a_restarted_venue_keeps_its_secret_key_so_sign_ins_survive(
     second.cookies.update(cookies)
 
     # then: the same key, and the judge is still signed in
+    assert "venue address was" not in second.output  # the same address: no warning
     assert (Path(venue_env["VENUE_DIR"]) / "secret_key").read_text() == key
     console = second.request("GET", "/referees/tournaments/1/judge/")
     assert console.status == 200, console.status
@@ -149,3 +150,17 @@ def test_cookies_are_secure_only_over_https_and_there_is_no_hsts(
     assert "secure" in _csrf_cookie(response).lower()
     assert response.headers.get("Strict-Transport-Security") is None
     venue_sign_in(secure, host=secure.site.split("://", 1)[1], password=password)
+
+
+def test_a_changed_venue_address_is_said_because_printed_sheets_carry_the_old_one(
+    start_venue: Callable[..., Venue],
+) -> None:
+    # given: a first start on one address
+    first = start_venue(extra={"SITE_URL": "http://192.168.1.20:8000"})
+    first.stop()
+
+    # when: the laptop comes back on another
+    second = start_venue(extra={"SITE_URL": "http://10.0.0.7:8000"})
+
+    # then
+    assert "the venue address was http://192.168.1.20:8000 at the last start" in second.output

@@ -24,6 +24,9 @@ from django.urls import reverse
 from referees.management.commands.serve import site_serve
 from referees.models import Tournament
 
+# The base address of the last start: a printed join sheet carries it, so a change is said.
+LAST_SITE_FILE = "site_url"
+
 
 class Command(BaseCommand):
     help = (
@@ -68,6 +71,18 @@ class Command(BaseCommand):
             verbosity=options["verbosity"],
         )
 
+    def _site_remember(self, site: str) -> str:
+        """The base address of the last start (empty on the first), and keep this one."""
+        path = settings.SL5R_VENUE_DIR / LAST_SITE_FILE
+        try:
+            previous = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            previous = ""
+        if previous != site:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(site + "\n", encoding="utf-8")
+        return previous
+
     def _banner(self, *, site: str, clock_note: str, qr: bool) -> None:
         write = self.stdout.write
         scheme = "HTTPS" if settings.SL5R_TLS else "plain HTTP"
@@ -75,6 +90,15 @@ class Command(BaseCommand):
         write(f"SL5R Referee is serving the venue at {site}/ ({scheme}; {clock_note}).")
         if settings.SL5R_VENUE_WARNING:
             write(self.style.WARNING(f"Warning: {settings.SL5R_VENUE_WARNING}"))
+        previous = self._site_remember(site)
+        if previous and previous != site:
+            write(
+                self.style.WARNING(
+                    f"Warning: the venue address was {previous} at the last start. Join "
+                    "sheets printed then carry it: print them again, or start with "
+                    f"SITE_URL={previous} if this laptop can still be reached there."
+                )
+            )
         write("Phones on the same network open these addresses. Keep this laptop awake and")
         write("plugged in: while it sleeps, the turn clock stops.")
         write(f"Judge sign-in:   {site}{reverse('admin:login')}")
