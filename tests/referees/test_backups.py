@@ -534,7 +534,10 @@ def test_restore_puts_the_tournament_back_paused(
     assert [p.read_text() for p in kept_keys] == ["the-other-laptops-own-key\n"]
 
 
-@pytest.mark.parametrize("case", ["random bytes", "truncated zip", "a newer migration"])
+@pytest.mark.parametrize(
+    "case",
+    ["random bytes", "truncated zip", "no manifest", "another app's manifest", "a newer migration"],
+)
 def test_restore_refuses_a_bad_backup_in_one_line_and_changes_nothing(
     case: str, good_backup: Path, laptop: dict[str, Any], tmp_path: Path
 ) -> None:
