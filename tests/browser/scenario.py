@@ -7,7 +7,8 @@ Run in a subprocess against the live server's scratch database, before the serve
 It writes what the tests need to ``OUT.json``: the judge's username, password and API key,
 and per story a tournament id, a General's join token and army codes. Every tournament runs
 its turn 1 with a long clock (30 minutes), so the in-process clock resolves nothing while
-the tests run; only the tests do.
+the tests run; only the tests do (``test_connectivity.py`` shortens a turn of its own
+tournament through the judge's API and lets the clock resolve it).
 """
 
 from __future__ import annotations
@@ -160,6 +161,10 @@ def build() -> dict[str, Any]:
     all_codes = sorted(
         p.army.code for ps in daimyo_generals.values() for p in ps if p.army is not None
     )
+    # Phones losing the Wi-Fi: a tournament of its own, as its turns are played out by the
+    # clock while the tests watch. One General per story, so that no two share an army.
+    link_id, link_generals = tournament("Browser: connectivity", 16)
+    link_players = [ps[0] for _, ps in sorted(link_generals.items())]
 
     return {
         "judge": {
@@ -182,6 +187,12 @@ def build() -> dict[str, Any]:
             "others": [code for code in all_codes if code != general(viewer)["army"]],
             # Where his clan-mate's army stands: the page must not say so.
             "clanmate_province": positions[clanmate.army.code],
+        },
+        "connectivity": {
+            "id": link_id,
+            "en": general(link_players[0]),
+            "ru": general(link_players[1]),
+            "retry": general(link_players[2]),
         },
     }
 
