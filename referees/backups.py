@@ -70,8 +70,8 @@ SQLITE_ENGINE = "sl5r.sqlite"
 
 _WRITE_LOCK = threading.Lock()
 """One backup at a time in a process (the clock thread and the HTTP threads)."""
-_last_fingerprint: dict[str, tuple[Any, ...]] = {}
-"""What the last backup of each database file held, to skip one that would hold the same."""
+_last_fingerprint: dict[tuple[str, str], tuple[Any, ...]] = {}
+"""What the last backup of each (database, folder) held, to skip one that would hold the same."""
 _suspended = threading.local()
 
 
@@ -178,7 +178,7 @@ def backup_write(
         archive = _temporary(directory, SUFFIX)
         try:
             fingerprint = _copy_database(database, copy)
-            if if_changed and _last_fingerprint.get(str(database)) == fingerprint:
+            if if_changed and _last_fingerprint.get(_key(database, directory)) == fingerprint:
                 return None
             manifest = _manifest_of(copy, reason=reason, now=now)
             key = str(settings.SECRET_KEY)
@@ -190,7 +190,7 @@ def backup_write(
             final = directory / backup_name(now=now, reason=reason)
             os.replace(archive, final)
             _fsync_directory(directory)
-            _last_fingerprint[str(database)] = fingerprint
+            _last_fingerprint[_key(database, directory)] = fingerprint
             _prune(directory, keep=int(getattr(settings, "SL5R_BACKUP_KEEP", 20)))
         finally:
             for leftover in (copy, archive):
@@ -202,6 +202,10 @@ def backup_write(
         (time.perf_counter() - started) * 1000,
     )
     return final
+
+
+def _key(database: Path, directory: Path) -> tuple[str, str]:
+    return (str(database), str(directory))
 
 
 def backup_name(*, now: datetime, reason: str) -> str:

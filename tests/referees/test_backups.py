@@ -52,7 +52,6 @@ def backup_dir(settings: Any, tmp_path: Path) -> Path:
     folder = tmp_path / "backups"
     settings.SL5R_BACKUP_DIR = folder
     settings.SL5R_BACKUP_KEEP = 20
-    backups._last_fingerprint.clear()
     return folder
 
 
