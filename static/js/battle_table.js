@@ -120,7 +120,10 @@ function signed(n) {
 // --- Talking to the API ----------------------------------------------------------------------
 
 function errorText(error) {
-  if (!(error instanceof ApiError)) return S["battle-network"];
+  if (!(error instanceof ApiError)) {
+    // The browser knows it has no network: say so, rather than blame the server.
+    return navigator.onLine === false && S["battle-offline"] ? S["battle-offline"] : S["battle-network"];
+  }
   const reason = error.detail || error.code || "";
   if (error.status === 401) return S["error-signed-out"];
   if (error.status === 403 && error.code === "csrf") return S["error-csrf"];

@@ -32,6 +32,8 @@ import { renderClanBattles } from "./battle_link.js";
 
 const root = document.getElementById("player-page");
 const S = pageStrings();
+// A Daimyo or Karo gives no orders: his page says what of his may not arrive.
+if (S["live-offline-clan"]) S["live-offline"] = S["live-offline-clan"];
 const PANEL = panelStrings(S);
 const tournamentId = Number(root.dataset.tournament);
 

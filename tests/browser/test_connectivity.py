@@ -40,6 +40,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "en-GB": {
         "live": "Live",
         "offline": "Offline — your order may not reach the judge",
+        "clan-offline": "Offline — your instructions and choices may not arrive",
+        "table-offline": "Offline — what you record here may not reach the table",
         "over": "Turn over — waiting for the result",
         "not-sent-offline": "This device is offline: the order was not sent.",
         "not-sent-back": "The connection is back, but your order was not sent",
@@ -50,6 +52,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "ru-RU": {
         "live": "На связи",
         "offline": "Нет связи — ваш приказ может не дойти до судьи",
+        "clan-offline": "Нет связи — ваши указания и решения могут не дойти",
         "over": "Ход окончен — ждём результата",
         "not-sent-offline": "Устройство не в сети: приказ не отправлен.",
         "not-sent-back": "Связь вернулась, но приказ не отправлен",
@@ -115,7 +118,7 @@ def shoot(page: Page, name: str) -> list[Path]:
     for label, size in (("phone", DEVICES["phone"]["viewport"]), ("1920", WIDE)):
         page.set_viewport_size(size)
         path = SCREENSHOTS / f"{name}-{label}.png"
-        page.screenshot(path=str(path), full_page=label == "phone", animations="disabled")
+        page.screenshot(path=str(path), full_page=True, animations="disabled")
         paths.append(path)
     if before is not None:
         page.set_viewport_size(before)
@@ -309,10 +312,10 @@ def test_the_clan_page_goes_offline_and_comes_back(
     join(page, game["daimyo_token"], game["id"], role="clan")
     status = page.locator("#live-status")
     expect(status).to_have_text(text["live"])
-    page.evaluate(WATCH, {"statusId": "live-status", "offlineText": text["offline"]})
+    page.evaluate(WATCH, {"statusId": "live-status", "offlineText": text["clan-offline"]})
 
     page.context.set_offline(True)
-    expect(status).to_have_text(text["offline"], timeout=WAIT_MS)
+    expect(status).to_have_text(text["clan-offline"], timeout=WAIT_MS)
     expect(status).to_have_class(re.compile(r"\bis-offline\b"))
     keep(f"{lang}: clan offline shown after", page, "offline", "offlineShown")
     shoot(page, f"connectivity-clan-offline-{lang}")
@@ -364,7 +367,7 @@ def test_a_battle_table_goes_offline_and_comes_back(
     expect(status).to_have_text(text["live"])
 
     page.context.set_offline(True)
-    expect(status).to_have_text(text["offline"], timeout=WAIT_MS)
+    expect(status).to_have_text(text["table-offline"], timeout=WAIT_MS)
     shoot(page, "connectivity-battle-table-offline-en")
     page.context.set_offline(False)
     expect(status).to_have_text(text["live"], timeout=WAIT_MS)
