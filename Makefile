@@ -22,12 +22,13 @@ PY := $(BIN)/python
 STAMP := $(VENV)/requirements.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run venue cluster cluster-stop test test-postgres lint fmt messages clean distclean
+.PHONY: help install migrate demo run venue restore cluster cluster-stop test test-postgres lint fmt messages clean distclean
 
 help:
 	@echo "make run        create .venv, install, migrate, load the demo tournament, serve on :$(PORT)"
 	@echo "make venue      the same, served to the phones on this machine's network (DEBUG off,"
 	@echo "                a kept secret key, backups; HOST, PORT, VENUE_HOSTS, SITE_URL, TLS_CERT/KEY)"
+	@echo "make restore BACKUP=FILE  continue a venue tournament from a backup (a file or a folder)"
 	@echo "make cluster    the production shape on this machine, in the foreground (Ctrl-C stops):"
 	@echo "                PostgreSQL, Redis, two ASGI processes behind a proxy on :$(PORT),"
 	@echo "                a Celery worker and beat (CLUSTER_DIR=$(CLUSTER_DIR), CLUSTER_ARGS=...)"
@@ -67,6 +68,12 @@ run: demo
 venue: install
 	SL5R_VENUE=1 HOST=$(if $(filter file,$(origin HOST)),0.0.0.0,$(HOST)) PORT=$(PORT) \
 		$(PY) manage.py venue
+
+# A venue backup (a file, or a folder: its newest) in place of this laptop's database and key;
+# then `make venue` goes on with the clock paused (referees/restore.py).
+restore: install
+	@test -n "$(BACKUP)" || { echo "make restore BACKUP=path/to/sl5r-backup-….zip (or a folder)" >&2; exit 2; }
+	$(PY) manage.py restore "$(BACKUP)"
 
 # The production shape (sl5r/cluster.py): configured by DATABASE_URL, REDIS_URL, SECRET_KEY...
 cluster: install

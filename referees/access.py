@@ -19,6 +19,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.translation import gettext, gettext_noop
 
+from referees.backups import backup_on_commit
 from referees.models import JudgeKey, Player, Tournament
 from referees.selectors import clan_roles
 from referees.services import TournamentError, player_token
@@ -145,6 +146,8 @@ def judge_key_create(*, user: AbstractBaseUser, label: str = "") -> IssuedKey:
     """A new API key for ``user``; only its SHA-256 is stored."""
     key = JUDGE_KEY_PREFIX + secrets.token_urlsafe(32)
     judge_key = JudgeKey.objects.create(user=user, label=label.strip(), key_hash=_key_hash(key))
+    # A key made mid-event must survive the laptop (referees/backups.py).
+    backup_on_commit(reason="judge_key")
     return IssuedKey(judge_key=judge_key, key=key)
 
 

@@ -21,6 +21,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
+from referees.backups import backup_directory, backup_write
 from referees.management.commands.serve import site_serve
 from referees.models import Tournament
 
@@ -52,10 +53,15 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         # DEBUG is off, so the pages use the hashed, compressed files collectstatic writes.
         call_command("collectstatic", interactive=False, verbosity=0)
-        if options["no_demo"]:
+        # The demo only on a first start: never beside a real (or restored) tournament.
+        if Tournament.objects.exists():
+            pass
+        elif options["no_demo"]:
             call_command("loadmap", verbosity=0)
         else:
             call_command("loaddemo", base_url=site, stdout=self.stdout)
+        # A backup from the first minute, and one of the state a restore left.
+        backup_write(reason="venue_start", if_changed=True)
         host: str = settings.SL5R_VENUE_HOST
         port: int = settings.SL5R_VENUE_PORT
 
@@ -119,7 +125,7 @@ class Command(BaseCommand):
             drawing = io.StringIO()
             segno.make(public, error="m").terminal(out=drawing, compact=True)
             self.stdout.write(drawing.getvalue(), ending="")
-        backups = settings.SL5R_BACKUP_DIR
+        backups = backup_directory()
         if backups is not None:
             write(
                 f"Backups after every turn and judge change: {backups} "
