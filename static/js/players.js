@@ -157,9 +157,10 @@ export function phaseText(S, state) {
 
 /**
  * Count down from the server's clock. ``elements``: {box, turn, time, note}; ``getState``
- * returns [state, offsetMs]. With ``urgent`` the box turns red under 60 s of a running turn.
+ * returns [state, offsetMs]. With ``urgent`` the box turns red under 60 s of a running turn
+ * and urges sending, unless ``isLive()`` says the page is offline.
  */
-export function startClock(elements, S, getState, { urgent = true } = {}) {
+export function startClock(elements, S, getState, { urgent = true, isLive = () => true } = {}) {
   const tick = () => {
     const [state, offsetMs] = getState();
     if (!state) return;
@@ -181,7 +182,8 @@ export function startClock(elements, S, getState, { urgent = true } = {}) {
     if (paused) note = S["clock-paused"];
     else if (over) note = S["clock-over"];
     else if (!hasTime && clock.phase !== "finished") note = S["clock-none"];
-    else if (isUrgent) note = S["clock-urgent"];
+    // Offline, "send your order now" would be a promise the page cannot keep.
+    else if (isUrgent) note = isLive() ? S["clock-urgent"] : S["live-offline"];
     if (elements.note.textContent !== note) elements.note.textContent = note;
   };
   tick();
@@ -300,7 +302,7 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChang
     { box: $("clock"), turn: $("clock-turn"), time: $("clock-time"), note: $("clock-note") },
     S,
     () => [current, offsetMs],
-    { urgent },
+    { urgent, isLive: () => live },
   );
   // The deadline passes between two states: the page hears of it from this tick.
   window.setInterval(() => {

@@ -205,6 +205,8 @@ def test_a_general_loses_the_wifi_over_the_deadline(
     expect(status).to_have_class(re.compile(r"\bis-offline\b"))
     expect(page.locator("#order-offline")).to_be_visible()
     expect(page.locator("#order-offline")).to_have_text(text["offline"])
+    # The last minute, offline: the clock warns instead of urging "send your order now".
+    expect(page.locator("#clock-note")).to_have_text(text["offline"])
     expect(screen.locator("#screen-status")).to_be_visible(timeout=WAIT_MS)
     expect(screen.locator("#screen-status")).to_have_text(text["screen-offline"])
     keep(f"{lang}: general offline shown after", page, "offline", "offlineShown")
