@@ -14,6 +14,7 @@ from typing import Any, Literal
 from django.db.models import Q
 
 from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
+from referees.texts import REJECTIONS
 from sl5r.rules.clans import CLANS
 from sl5r.rules.roles import (
     Role,
@@ -87,6 +88,21 @@ def viewer_sight(tournament: Tournament, viewer: Viewer, roles: dict[str, list[R
         campaign_game_map(tournament.campaign), spot.get("province")
     )
     return Sight(False, provinces, army_code, None, finished)
+
+
+def _own_rejection(turn: Turn, army_code: str) -> dict[str, Any] | None:
+    """Why the army's order was rejected at the last deadline, or None when it was not.
+
+    A General who may not see the map is answered only from what he may see when he gives
+    an order (R1.1), so the turn may still reject it: this is where he reads why.
+    """
+    for outcome in (turn.result or {}).get("orders", []):
+        if outcome.get("army") != army_code or outcome.get("outcome") != "rejected":
+            continue
+        code = str(outcome.get("reason") or "").split(":", 1)[0]
+        reason = REJECTIONS.get(code)
+        return {"turn": turn.number, "reason_code": code, "reason": str(reason or code)}
+    return None
 
 
 def _army_row(code: str, clan: str, spot: dict[str, Any]) -> dict[str, Any]:
@@ -251,6 +267,8 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
         )
     if viewer.kind == "judge" and last is not None and last.result:
         state["last_draws"] = last.result.get("draws", [])
+    if sight.own_army and last is not None and last.result:
+        state["last_order"] = _own_rejection(last, sight.own_army)
     if viewer.kind == "player":
         from battles.selectors import army_current_battle  # battles depends on this app
 

@@ -13,8 +13,9 @@ from django.db.models import F
 
 from sl5r.rules.casefile import case_from_dict, case_to_dict, result_to_dict
 from sl5r.rules.mapgraph import map_from_dict
+from sl5r.rules.roles import general_visible_provinces
 from sl5r.rules.turn import Army as RulesArmy
-from sl5r.rules.turn import RandomSource, adjudicate_turn, order_check
+from sl5r.rules.turn import RandomSource, TurnState, adjudicate_turn, order_check
 from strategic_map.models import Army, Campaign, Map, Order, Turn
 from strategic_map.selectors import (
     campaign_game_map,
@@ -158,10 +159,11 @@ def order_submit(
     Raises ``OrderRefused`` with the engine's reason when the order could not be carried
     out as things stand; nothing is stored then. The caller checks the deadline.
 
-    ``others_hidden``: the one giving the order may not see the other armies (R1.1), so it
-    is checked as if his army were alone on the board; a refusal must not tell him where
-    they are (a Unicorn's two-province move through a held province, R5.4). The turn
-    still applies every rule at the deadline.
+    ``others_hidden``: the one giving the order may not see the map (R1.1), so it is
+    checked as if his army were alone on the board and every province he cannot see were
+    his clan's; a refusal must not tell him where other armies are (a Unicorn's
+    two-province move through a held province, R5.4) or who holds a castle (a reform, R9).
+    The turn still applies every rule at the deadline.
     """
     if turn.status != Turn.Status.OPEN:
         raise OrderRefused("not_open", ORDER_ERROR_NOT_OPEN)
@@ -183,12 +185,26 @@ def order_submit(
         if not any(a.id == army.code for a in state.armies):
             raise OrderRefused("not_placed", "the army is not on the board yet")
         if others_hidden:
-            state = replace(state, armies=[a for a in state.armies if a.id == army.code])
+            state = _as_seen_by(state, army.code)
         rejection = order_check(state, order_to_rules(order, army.code))
         if rejection is not None:
             raise OrderRefused(rejection.code, rejection.text)
     order.save()
     return order
+
+
+def _as_seen_by(state: TurnState, code: str) -> TurnState:
+    """The board as a General who may not see the map knows it (R1.1): his army alone, and
+    every province he cannot see held by his own clan.
+
+    So checking his order can refuse it only for what he may know: a refusal never tells
+    him where other armies are, or which of his clan's castles the enemy has taken (a
+    reform, R9). The turn applies every rule at the deadline, and he reads why afterwards.
+    """
+    own = next(a for a in state.armies if a.id == code)
+    seen = general_visible_provinces(state.game_map, own.province)
+    control = {p: c if p in seen else own.clan for p, c in state.control.items()}
+    return replace(state, armies=[own], control=control)
 
 
 def _spot(army: RulesArmy) -> dict[str, Any]:

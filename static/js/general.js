@@ -44,6 +44,7 @@ const ui = {
   live: $("live-status"),
   armyLine: $("army-line"),
   stored: $("stored-order"),
+  lastRejection: $("last-rejection"),
   message: $("order-message"),
   note: $("order-note"),
   form: $("order-form"),
@@ -201,7 +202,16 @@ function pickProvince(id) {
 
 // --- Rendering -----------------------------------------------------------------------------------
 
+// Why the last deadline rejected this army's order (R1.1: a General who may not see the
+// map is told only then, e.g. that his clan lost the castle he meant to reform in).
+function renderLastRejection() {
+  const last = state.last_order;
+  ui.lastRejection.hidden = !last;
+  ui.lastRejection.textContent = last ? fmt(S["last-rejected"], last) : "";
+}
+
 function renderArmy(army) {
+  renderLastRejection();
   if (!army) {
     ui.armyLine.textContent = S["army-unknown"];
     return;

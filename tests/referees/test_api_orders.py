@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from referees import services
 from referees.models import LogEntry, Tournament
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Order
@@ -275,3 +276,85 @@ def test_r4_an_order_for_a_turn_already_resolved_is_late_not_carried_over(
         token=game16.token(general),
     )
     assert ok.status_code == 200, ok.content
+
+
+def _unicorn_destroyed_and_utaku_taken(game: Game) -> tuple[str, str]:
+    """Turn 2 open; the first Unicorn army was destroyed by the winner in turn 1, so it may
+    reform now (R9), and the Lion hold Shiro Utaku (the other Unicorn army holds Shinjo).
+    Its General's token and army."""
+    general = game.player("unicorn")
+    assert general.army is not None
+    now = timezone.now()
+    services.army_correct(
+        tournament_id=game.id,
+        army_code=general.army.code,
+        province=None,
+        destroyed_by="winner",
+        reason="lost a battle",
+        actor=game.judge_actor,
+        now=now,
+    )
+    services.control_correct(
+        tournament_id=game.id,
+        province="unicorn-utaku",
+        clan="lion",
+        reason="taken",
+        actor=game.judge_actor,
+        now=now,
+    )
+    services.clock_resolve_now(tournament_id=game.id, actor=game.judge_actor, now=now, turn=1)
+    return game.token(general), general.army.code
+
+
+def test_r1_1_a_general_under_a_daimyo_is_not_told_which_castles_his_clan_lost(
+    api: Api, game24: Game
+) -> None:
+    # given: a Unicorn General under a Daimyo sees no province beyond his (destroyed) army's
+    token, _army = _unicorn_destroyed_and_utaku_taken(game24)
+
+    # when: he tries to reform in the castle the Lion took, and in the one still Unicorn
+    taken = api.put(mine(game24), {"kind": "reform", "reform": "unicorn-utaku"}, token=token)
+    held = api.put(mine(game24), {"kind": "reform", "reform": "unicorn-shinjo"}, token=token)
+
+    # then: both answers are alike; what he may not see does not decide them
+    assert (taken.status_code, held.status_code) == (200, 200), (taken.content, held.content)
+    assert (
+        "unicorn-utaku"
+        not in api.get(f"/tournaments/{game24.id}/state", token=token).json()["control"]
+    )
+
+
+def test_r9_the_turn_rejects_a_reform_in_a_lost_castle_and_tells_the_general_why(
+    api: Api, game24: Game
+) -> None:
+    # given
+    token, army = _unicorn_destroyed_and_utaku_taken(game24)
+    api.put(mine(game24), {"kind": "reform", "reform": "unicorn-utaku"}, token=token)
+
+    # when: the deadline
+    services.clock_resolve_now(
+        tournament_id=game24.id, actor=game24.judge_actor, now=timezone.now(), turn=2
+    )
+
+    # then: not reformed, and his page reads why
+    state = api.get(f"/tournaments/{game24.id}/state", token=token).json()
+    assert state["last_order"] == {
+        "turn": 2,
+        "reason_code": "not_controlled",
+        "reason": "the army's clan does not control that province",
+    }
+    assert next(a for a in state["armies"] if a["id"] == army)["destroyed"] is True
+
+
+def test_a_general_who_sees_the_map_is_refused_a_reform_in_a_lost_castle_at_once(
+    api: Api, game16: Game
+) -> None:
+    # given: no Daimyo in the clan, so the General sees the whole map (R1.1)
+    token, _army = _unicorn_destroyed_and_utaku_taken(game16)
+
+    # when
+    response = api.put(mine(game16), {"kind": "reform", "reform": "unicorn-utaku"}, token=token)
+
+    # then
+    assert response.status_code == 422
+    assert response.json()["code"] == "not_controlled"
