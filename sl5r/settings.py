@@ -88,6 +88,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside everything that answers early (503, 400, 404, static files), so that every
+    # response carries them; see "Security headers" below.
+    "csp.middleware.CSPMiddleware",
+    "sl5r.permissions_policy.PermissionsPolicyMiddleware",
     "sl5r.database_outage.DatabaseOutageMiddleware",  # a refused connection: 503, not 500
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -285,6 +289,48 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# --- Security headers (every response, DEBUG or not, venue or not) -----------------------
+
+# Content-Security-Policy (django-csp): scripts, styles, images and connections from this
+# site only. The pages have no inline script (data goes in json_script blocks, which are
+# application/json and never run) and no inline style; QR codes and maps are inline SVG,
+# the favicon a data: URL. 'self' in connect-src also covers ws:/wss: on the same host and
+# port (CSP 3; tests/browser/test_csp.py checks it in Chromium). /api/docs (ninja's Swagger
+# UI from its own static files) needs nothing more. Django's debug 404/500 pages (DEBUG
+# only) get no policy, so that their inline styles work.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
+# The join token is in the path of /join/<token>: never sent to another site.
+SECURE_REFERRER_POLICY = "same-origin"
+# sl5r/permissions_policy.py: no page uses any of these.
+SL5R_PERMISSIONS_POLICY = {
+    feature: "()"
+    for feature in (
+        "accelerometer",
+        "camera",
+        "display-capture",
+        "geolocation",
+        "gyroscope",
+        "magnetometer",
+        "microphone",
+        "midi",
+        "payment",
+        "usb",
+    )
+}
 
 # --- Security (production) ---------------------------------------------------------------
 
