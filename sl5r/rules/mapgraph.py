@@ -16,6 +16,7 @@ from typing import Any
 
 from .clans import CLANS, is_clan
 from .errors import MapError
+from .jsonvalue import json_value_problem
 
 MAP_KEYS = frozenset({"id", "name", "width", "height", "clans", "provinces", "borders"})
 PROVINCE_KEYS = frozenset({"id", "name", "home_clan", "castle", "impassable", "x", "y"})
@@ -150,6 +151,10 @@ def map_from_dict(data: Mapping[str, Any], *, place: str = "map") -> GameMap:
     """Validate a JSON-shaped map and build it; ``MapError`` names the first problem."""
     if not isinstance(data, Mapping):
         raise MapError(place, "must be an object")
+    # What the database and the pages could not hold (NaN, a lone surrogate ...), anywhere.
+    found = json_value_problem(dict(data), place=place)
+    if found is not None:
+        raise MapError(found.place, found.message)
     for key in data:
         if key not in MAP_KEYS:
             raise MapError(f"{place}.{key}", "unknown field")
