@@ -6,7 +6,7 @@ makes sense in the game is the services' decision, and their refusals carry the 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -84,6 +84,11 @@ class TournamentIn(Schema):
     def _aware(cls, value: datetime | None) -> datetime | None:
         if value is not None and value.utcoffset() is None:
             raise ValueError("give the time with its UTC offset, e.g. 2030-05-01T18:00:00+03:00")
+        if value is not None:
+            try:
+                value.astimezone(timezone.utc)  # the database stores it in UTC
+            except OverflowError:
+                raise ValueError("the time in UTC falls outside the years 1 to 9999") from None
         return value
 
     @field_validator("time_zone")

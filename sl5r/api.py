@@ -30,6 +30,7 @@ from referees.ratelimit import RateLimited
 from referees.services import TournamentError
 from sl5r.database_outage import DATABASE_OUTAGE_ERRORS, database_outage_response
 from sl5r.rules.errors import MapError, RulesInputError
+from sl5r.rules.jsonvalue import MAX_DEPTH, JsonProblem, JsonValueProblem, json_value_problem
 
 ERROR_SIGN_IN = (
     "authentication required: open your join link or sign in, or send "
@@ -60,13 +61,42 @@ class BodyNotAnObject(ValueError):
         super().__init__(self.kind)
 
 
+class BodyNotStorable(ValueError):
+    """JSON that no database or page could hold (``sl5r.rules.jsonvalue``): NaN or Infinity,
+    a lone surrogate, an integer beyond 64 bits, nesting too deep. Refused for every body
+    here, before any field is read, so that no operation stores it (a map's free-form data,
+    a battle action's own fields) and none trips over it (an id beyond a column's range)."""
+
+    def __init__(self, found: JsonValueProblem) -> None:
+        self.found = found
+        super().__init__(str(found))
+
+
+# The problems of sl5r.rules.jsonvalue, in the caller's language ({value}: what was found).
+JSON_PROBLEMS = {
+    JsonProblem.NOT_FINITE: gettext_noop("must be a finite number, not %(value)s"),
+    JsonProblem.SURROGATE: gettext_noop(
+        "contains a lone surrogate (%(value)s), which is not a character"
+    ),
+    JsonProblem.NUL: gettext_noop("contains a NUL character (U+0000), which is never allowed"),
+    JsonProblem.INTEGER: gettext_noop(
+        "the integer %(value)s is out of range (-9223372036854775808 to 9223372036854775807)"
+    ),
+    JsonProblem.DEPTH: gettext_noop("nested deeper than %(depth)s levels"),
+    JsonProblem.TYPE: gettext_noop("%(value)s is not a JSON value"),
+}
+
+
 class ObjectBodyParser(Parser):
-    """Every request body of this API is a JSON object."""
+    """Every request body of this API is a JSON object that can be stored and shown."""
 
     def parse_body(self, request: HttpRequest) -> dict[str, Any]:
         data = super().parse_body(request)
         if not isinstance(data, dict):
             raise BodyNotAnObject(data)
+        found = json_value_problem(data)
+        if found is not None:
+            raise BodyNotStorable(found)
         return data
 
 
@@ -180,6 +210,15 @@ def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
             "kind": gettext(exc.__cause__.kind)
         }
         return _error(request, 422, detail, "validation")
+    if isinstance(exc.__cause__, BodyNotStorable):
+        found = exc.__cause__.found
+        message = gettext(JSON_PROBLEMS[found.problem]) % {
+            "value": found.value,
+            "depth": MAX_DEPTH,
+        }
+        detail = f"{found.place}: {message}" if found.place else message
+        errors = [{"field": found.place, "message": message, "type": found.problem.value}]
+        return _error(request, 422, detail, "validation", errors=errors)
     if exc.status_code == 400 and isinstance(exc.__cause__, (ValueError, RecursionError)):
         # ninja's "Cannot parse request body": say what is wrong with it.
         detail = gettext("the request body is not valid JSON: %(error)s") % {"error": exc.__cause__}
