@@ -30,6 +30,7 @@ from referees.models import Announcement, Instruction, LogEntry, Player, Tournam
 from referees.texts import order_refusal_text
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.errors import LineupError
+from sl5r.rules.mapgraph import GameMap, map_from_dict
 from sl5r.rules.roles import (
     Lineup,
     Role,
@@ -37,6 +38,7 @@ from sl5r.rules.roles import (
     ThreeVariant,
     lineup_check,
     lineup_propose,
+    lineup_seating_check,
     role_visibility,
     starting_positions_check,
 )
@@ -171,6 +173,39 @@ def _locked(tournament_id: int) -> Tournament:
 # --- Set-up ---------------------------------------------------------------------------------
 
 
+def _refuse_unseated(
+    game_map: GameMap, generals: Mapping[str, int], excluded_clans: Sequence[str]
+) -> None:
+    """R1, R3.2: refuse (422 ``map_seating``) a line-up the map cannot seat, naming the clan."""
+    short = lineup_seating_check(game_map, generals, excluded_clans=frozenset(excluded_clans))
+    if not short:
+        return
+    problems = []
+    for clan in short:
+        if clan.homes < clan.generals:
+            problems.append(
+                _(
+                    "the %(clan)s have %(homes)s home provinces on this map for %(generals)s "
+                    "Generals, and each army starts in a home province of its own (R1, R3.2)"
+                )
+                % {"clan": clan.clan, "homes": clan.homes, "generals": clan.generals}
+            )
+        else:
+            problems.append(
+                _(
+                    "the %(clan)s have no castle among their home provinces on this map: "
+                    "armies start in castle provinces first (R3.2) and reform in one (R9)"
+                )
+                % {"clan": clan.clan}
+            )
+    raise _refuse(
+        _("map: the map cannot seat this line-up: %(problems)s")
+        % {"problems": "; ".join(problems)},
+        "map_seating",
+        422,
+    )
+
+
 def tournament_lineup(*, player_count: int, shortfall: str, three_variant: str) -> Lineup:
     try:
         return lineup_propose(
@@ -234,6 +269,11 @@ def tournament_create(
         turns_total = DEFAULT_TURNS
     lineup = tournament_lineup(
         player_count=player_count, shortfall=shortfall, three_variant=three_variant
+    )
+    _refuse_unseated(
+        map_from_dict(game_map.data),
+        {clan: lineup.generals(clan) for clan in lineup.clans},
+        sorted(lineup.excluded_clans),
     )
     campaign = campaign_create(
         game_map=game_map,
@@ -331,6 +371,11 @@ def player_register(
     army = None
     if new_role is Role.GENERAL:
         number = sum(1 for r in roles if r is Role.GENERAL)
+        _refuse_unseated(
+            campaign_game_map(tournament.campaign),
+            {clan: number},
+            tournament.campaign.excluded_clans,
+        )
         army = army_create(campaign=tournament.campaign, code=f"{clan}-{number}", clan=clan)
     player = Player.objects.create(
         tournament=tournament,
@@ -432,6 +477,12 @@ def tournament_start(*, tournament_id: int, actor: Actor, now: datetime) -> Tour
         raise _refuse(
             _("the line-up is not complete: %(gaps)s") % {"gaps": "; ".join(gaps)}, "lineup", 409
         )
+    generals: dict[str, int] = {}
+    for player in tournament.players.filter(role=Role.GENERAL.value):
+        generals[player.clan] = generals.get(player.clan, 0) + 1
+    _refuse_unseated(
+        campaign_game_map(tournament.campaign), generals, tournament.campaign.excluded_clans
+    )
     _enter_phase(tournament, Phase.PLANNING, now, tournament.planning_seconds)
     _log(tournament, actor=actor, action="planning_started", now=now)
     _announce(tournament, "phase", phase=tournament.phase)

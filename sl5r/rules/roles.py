@@ -243,3 +243,51 @@ def starting_positions_check(
             f"castle provinces first: {names} must be used before a province without a castle"
         )
     return problems
+
+
+@dataclass(frozen=True, slots=True)
+class SeatingShortfall:
+    """A clan the map cannot seat (R1, R3.2): its Generals, home provinces and castles."""
+
+    clan: str
+    generals: int
+    homes: int
+    castles: int
+
+    def __str__(self) -> str:
+        if self.homes < self.generals:
+            return (
+                f"the map gives the {self.clan} {self.homes} home provinces for "
+                f"{self.generals} Generals: each army starts in a home province of its own "
+                "(R1, R3.2)"
+            )
+        return (
+            f"the map gives the {self.clan} no castle among their home provinces: armies "
+            "start in castle provinces first (R3.2) and reform only in one (R9)"
+        )
+
+
+def lineup_seating_check(
+    game_map: GameMap,
+    generals: Mapping[str, int],
+    *,
+    excluded_clans: frozenset[str] = frozenset(),
+) -> list[SeatingShortfall]:
+    """R1, R3.2: the clans whose Generals the map cannot seat at the start (empty: all fit).
+
+    Every General's army starts in a home province of its clan, one army to a province
+    (R3.2), so a clan needs a passable home province for each General; and it needs a castle
+    among them, where armies start first (R3.2) and where they reform (R9). ``generals``
+    maps each clan in the game to its number of Generals; excluded clans are not seated.
+    """
+    blocked = game_map.blocked_provinces(excluded_clans)
+    short: list[SeatingShortfall] = []
+    for clan in CLANS:
+        count = generals.get(clan, 0)
+        if clan in excluded_clans or count < 1:
+            continue
+        homes = [p for p in game_map.home_provinces.get(clan, ()) if p not in blocked]
+        castles = sum(1 for p in homes if p in game_map.castles)
+        if len(homes) < count or castles < 1:
+            short.append(SeatingShortfall(clan, count, len(homes), castles))
+    return short
