@@ -31,8 +31,9 @@ refused handshake only shows as 1006):
 close only with 1000 or 3000-4999, and turns any other code into an error and a 1011.)
 A message over 1 MiB never gets here: Daphne drops the connection.
 
-A connection from another site never gets here: ``sl5r.asgi`` checks the Origin header
-against ``ALLOWED_HOSTS`` first and refuses the handshake.
+A connection from another site never gets here: ``sl5r.asgi`` first checks that the
+Origin header is the site's own scheme, host and port (``sl5r/websocket_origin.py``) and
+refuses the handshake otherwise.
 """
 
 from __future__ import annotations

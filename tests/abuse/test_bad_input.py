@@ -39,7 +39,7 @@ from referees.consumers import (
 from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
 from strategic_map.models import Map, Order, Turn
 from tests.abuse.conftest import Scene
-from tests.abuse.served import OP_BINARY, Served, Socket, request
+from tests.abuse.served import HOST, OP_BINARY, Served, Socket, request
 
 # Over Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB), which the API answers with 413.
 HUGE = 3 * 1024 * 1024
@@ -552,7 +552,9 @@ class BadSocket:
     """A websocket that must be refused: at the handshake (``status``) or with ``close``."""
 
     query: str = ""
-    origin: str | None = "same"  # "same": the server's own origin
+    # "same": the server's own origin; "other-port", "other-scheme": the same host with
+    # another port, or https instead of http
+    origin: str | None = "same"
     tournament: str = "{t}"
     send: tuple[tuple[int, bytes], ...] = ()
     status: int = 101
@@ -561,6 +563,8 @@ class BadSocket:
 
 SOCKET_CASES = [
     pytest.param(BadSocket(origin="http://evil.example", status=403), id="cross-origin"),
+    pytest.param(BadSocket(origin="other-port", status=403), id="same-host-other-port"),
+    pytest.param(BadSocket(origin="other-scheme", status=403), id="same-host-other-scheme"),
     pytest.param(BadSocket(origin="null", status=403), id="null-origin"),
     pytest.param(BadSocket(origin=None, status=403), id="no-origin"),
     pytest.param(BadSocket(query="?token=REVOKED", close=CLOSE_BAD_TOKEN), id="revoked-link"),
@@ -591,7 +595,11 @@ SOCKET_CASES = [
 
 
 async def _socket_outcome(site: Served, path: str, case: BadSocket) -> tuple[int, int | None]:
-    origin = site.origin if case.origin == "same" else case.origin
+    origin = {
+        "same": site.origin,
+        "other-port": f"http://{HOST}:{site.port + 1}",
+        "other-scheme": f"https://{HOST}:{site.port}",
+    }.get(case.origin or "", case.origin)
     status, socket = await Socket.open(site.port, path, origin=origin)
     if socket is None:
         return status, None

@@ -420,6 +420,67 @@ async def test_cross_origin_handshake_is_refused(game16: Game) -> None:
         await comm.disconnect()
 
 
+async def handshake_ok(tournament_id: int, *, host: str, origin: str) -> bool:
+    comm = WebsocketCommunicator(
+        application,
+        f"/ws/tournaments/{tournament_id}/",
+        headers=[(b"host", host.encode()), (b"origin", origin.encode())],
+    )
+    ok, _ = await comm.connect(timeout=TIMEOUT)
+    await comm.disconnect()
+    return bool(ok)
+
+
+async def test_the_origin_must_have_the_sites_own_scheme_host_and_port(
+    game16: Game, settings: Any
+) -> None:
+    """Not only the host: another port or the other scheme is another site."""
+    site = "localhost:8000"
+
+    assert await handshake_ok(game16.id, host=site, origin="http://localhost:8000")
+    assert await handshake_ok(game16.id, host="localhost", origin="http://localhost:80")
+    assert not await handshake_ok(game16.id, host=site, origin="http://localhost:9999")
+    assert not await handshake_ok(game16.id, host=site, origin="http://localhost")
+    assert not await handshake_ok(game16.id, host=site, origin="https://localhost:8000")
+    assert not await handshake_ok(game16.id, host=site, origin="null")
+    # a Host that is not allowed is refused even with the matching Origin
+    assert not await handshake_ok(game16.id, host="evil.example", origin="http://evil.example")
+
+    # TLS served by the venue server itself: the page is https
+    settings.SL5R_TLS = ("cert.pem", "key.pem")
+    assert await handshake_ok(game16.id, host=site, origin="https://localhost:8000")
+    assert not await handshake_ok(game16.id, host=site, origin="http://localhost:8000")
+
+
+async def test_behind_a_proxy_the_scheme_comes_from_its_header(
+    game16: Game, settings: Any
+) -> None:
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    path = f"/ws/tournaments/{game16.id}/"
+
+    async def ok(origin: str, proto: str | None) -> bool:
+        headers = [(b"host", b"localhost"), (b"origin", origin.encode())]
+        if proto is not None:
+            headers.append((b"x-forwarded-proto", proto.encode()))
+        comm = WebsocketCommunicator(application, path, headers=headers)
+        accepted, _ = await comm.connect(timeout=TIMEOUT)
+        await comm.disconnect()
+        return bool(accepted)
+
+    assert await ok("https://localhost", "https")
+    assert not await ok("http://localhost", "https")
+    assert await ok("http://localhost", None)
+    assert not await ok("https://localhost", None)
+
+
+async def test_a_csrf_trusted_origin_may_open_the_socket(game16: Game, settings: Any) -> None:
+    settings.CSRF_TRUSTED_ORIGINS = ["https://referee.example.com", "https://*.example.org"]
+
+    assert await handshake_ok(game16.id, host="localhost", origin="https://referee.example.com")
+    assert await handshake_ok(game16.id, host="localhost", origin="https://a.example.org")
+    assert not await handshake_ok(game16.id, host="localhost", origin="http://referee.example.com")
+
+
 # --- What clients may send -----------------------------------------------------------------
 
 
