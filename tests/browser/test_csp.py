@@ -24,7 +24,8 @@ RECORD_VIOLATIONS = """
 window.__cspViolations = [];
 document.addEventListener("securitypolicyviolation", (event) => {
   window.__cspViolations.push(
-    `${event.effectiveDirective} blocked ${event.blockedURI || "inline"} (${event.sourceFile}:${event.lineNumber})`
+    `${event.effectiveDirective} blocked ${event.blockedURI || "inline"}` +
+      ` (${event.sourceFile}:${event.lineNumber})`
   );
 });
 """
