@@ -452,9 +452,7 @@ async def test_the_origin_must_have_the_sites_own_scheme_host_and_port(
     assert not await handshake_ok(game16.id, host=site, origin="http://localhost:8000")
 
 
-async def test_behind_a_proxy_the_scheme_comes_from_its_header(
-    game16: Game, settings: Any
-) -> None:
+async def test_behind_a_proxy_the_scheme_comes_from_its_header(game16: Game, settings: Any) -> None:
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     path = f"/ws/tournaments/{game16.id}/"
 
