@@ -62,8 +62,11 @@ class Command(BaseCommand):
 
         try:
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{source}: not valid JSON: {exc}", returncode=2) from None
+        except (ValueError, RecursionError) as exc:
+            # JSONDecodeError, an integer of over 4300 digits (ValueError), or nesting deeper
+            # than the parser's recursion allows.
+            problem = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+            raise CommandError(f"{source}: not valid JSON: {problem}", returncode=2) from None
         if not isinstance(data, dict):
             raise CommandError(f"{source}: the map must be a JSON object", returncode=2)
 
