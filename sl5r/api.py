@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, ngettext
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
@@ -139,7 +139,122 @@ def _field(loc: list[Any] | tuple[Any, ...], with_param: bool) -> str:
 
 def _message(error: dict[str, Any]) -> str:
     message = str(error.get("msg", "invalid"))
+    translated = _translated(error)
+    if translated is not None:
+        return translated
     return message.removeprefix(VALUE_ERROR_PREFIX)
+
+
+# pydantic's own messages, by error type, in the caller's language: the same English as
+# pydantic's, so that English answers are unchanged (codes and field names stay English).
+PYDANTIC_MESSAGES: dict[str, str] = {
+    "missing": gettext_noop("Field required"),
+    "int_type": gettext_noop("Input should be a valid integer"),
+    "int_parsing": gettext_noop(
+        "Input should be a valid integer, unable to parse string as an integer"
+    ),
+    "int_from_float": gettext_noop(
+        "Input should be a valid integer, got a number with a fractional part"
+    ),
+    "float_type": gettext_noop("Input should be a valid number"),
+    "float_parsing": gettext_noop(
+        "Input should be a valid number, unable to parse string as a number"
+    ),
+    "string_type": gettext_noop("Input should be a valid string"),
+    "bool_type": gettext_noop("Input should be a valid boolean"),
+    "bool_parsing": gettext_noop("Input should be a valid boolean, unable to interpret input"),
+    "list_type": gettext_noop("Input should be a valid list"),
+    "dict_type": gettext_noop("Input should be a valid dictionary"),
+    "model_attributes_type": gettext_noop(
+        "Input should be a valid dictionary or object to extract fields from"
+    ),
+    "datetime_type": gettext_noop("Input should be a valid datetime"),
+    "datetime_parsing": gettext_noop("Input should be a valid datetime, %(error)s"),
+    "datetime_from_date_parsing": gettext_noop(
+        "Input should be a valid datetime or date, %(error)s"
+    ),
+    "literal_error": gettext_noop("Input should be %(expected)s"),
+    "enum": gettext_noop("Input should be %(expected)s"),
+    "greater_than": gettext_noop("Input should be greater than %(gt)s"),
+    "greater_than_equal": gettext_noop("Input should be greater than or equal to %(ge)s"),
+    "less_than": gettext_noop("Input should be less than %(lt)s"),
+    "less_than_equal": gettext_noop("Input should be less than or equal to %(le)s"),
+    "extra_forbidden": gettext_noop("Extra inputs are not permitted"),
+    "string_pattern_mismatch": gettext_noop("String should match pattern '%(pattern)s'"),
+}
+
+
+# The checks of referees/schemas.py raise these (as ValueError, so pydantic's value_error):
+# marked here for the catalog, translated by _translated.
+SCHEMA_MESSAGES = (
+    gettext_noop("give the time with its UTC offset, e.g. 2030-05-01T18:00:00+03:00"),
+    gettext_noop("the time in UTC falls outside the years 1 to 9999"),
+)
+
+
+def _plural_message(kind: str, ctx: dict[str, Any]) -> str | None:
+    """pydantic's messages that count (characters, items), in the caller's language."""
+    if kind == "string_too_short":
+        n = ctx["min_length"]
+        return ngettext(
+            "String should have at least %(min_length)s character",
+            "String should have at least %(min_length)s characters",
+            n,
+        ) % {"min_length": n}
+    if kind == "string_too_long":
+        n = ctx["max_length"]
+        return ngettext(
+            "String should have at most %(max_length)s character",
+            "String should have at most %(max_length)s characters",
+            n,
+        ) % {"max_length": n}
+    if kind == "too_short" and ctx.get("field_type") == "List":
+        n = ctx["min_length"]
+        return ngettext(
+            "List should have at least %(min_length)s item after validation, not %(actual)s",
+            "List should have at least %(min_length)s items after validation, not %(actual)s",
+            n,
+        ) % {"min_length": n, "actual": ctx["actual_length"]}
+    if kind == "too_long" and ctx.get("field_type") == "List":
+        n = ctx["max_length"]
+        return ngettext(
+            "List should have at most %(max_length)s item after validation, not %(actual)s",
+            "List should have at most %(max_length)s items after validation, not %(actual)s",
+            n,
+        ) % {"max_length": n, "actual": ctx["actual_length"]}
+    return None
+
+
+def _translated(error: dict[str, Any]) -> str | None:
+    """The message of a pydantic error in the active language; None: keep pydantic's.
+
+    Only when a translation exists (English keeps pydantic's own text, word for word). The
+    values pydantic quotes (``'l5r' or 'bushido'``) are codes and stay as they are, but for
+    the word "or" between them.
+    """
+    kind = str(error.get("type", ""))
+    ctx = dict(error.get("ctx") or {})
+    try:
+        if kind == "value_error" and "error" in ctx:
+            # A schema's own check: its message is in the catalog (or stays English).
+            text = str(ctx["error"])
+            translated = gettext(text)
+        elif kind in PYDANTIC_MESSAGES:
+            template = PYDANTIC_MESSAGES[kind]
+            translated = gettext(template)
+            if translated == template:
+                return None
+            if "expected" in ctx:
+                # between the last two of the quoted values
+                ctx["expected"] = str(ctx["expected"]).replace("' or '", gettext("' or '"))
+            translated = translated % ctx if "%(" in translated else translated
+        else:
+            translated = _plural_message(kind, ctx) or ""
+            if translated == str(error.get("msg", "")):
+                return None
+    except (KeyError, TypeError, ValueError):
+        return None
+    return translated or None
 
 
 @api.exception_handler(NinjaValidationError)
