@@ -55,6 +55,40 @@ def order_settle() -> timedelta:
     return timedelta(seconds=settings.SL5R_ORDER_SETTLE_SECONDS)
 
 
+def order_settle_max() -> timedelta:
+    """The longest a turn waits after its deadline (``SL5R_ORDER_SETTLE_MAX_SECONDS``)."""
+    return max(
+        order_settle(),
+        timedelta(seconds=getattr(settings, "SL5R_ORDER_SETTLE_MAX_SECONDS", 15.0)),
+    )
+
+
+def settle_hold(tournament: Tournament, now: datetime) -> bool:
+    """True when the clock must not resolve ``tournament``'s running turn yet at ``now``.
+
+    The settle window is a floor: past it, the turn still waits while an order request for
+    the tournament that arrived before the deadline is not answered (in this process, or in
+    another one that publishes to Redis: ``sl5r.waiting_orders``), but never beyond
+    ``order_settle_max()`` after the deadline; then it resolves, and what still waits is
+    refused as late.
+    """
+    from sl5r.waiting_orders import WAITING
+
+    deadline = tournament.deadline
+    if tournament.phase != RUNNING_PHASE or deadline is None:
+        return False
+    if now >= deadline + order_settle_max():
+        return False
+    waiting = WAITING.count(tournament.pk, deadline)
+    if waiting:
+        log.info(
+            "turn clock: tournament %s waits for %d order request(s) that arrived in time",
+            tournament.pk,
+            waiting,
+        )
+    return waiting > 0
+
+
 def tick_due_at(tournament: Tournament) -> datetime | None:
     """When the clock acts on ``tournament``'s deadline; None when there is none.
 

@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from referees.backups import backup_on_commit
-from referees.clock import order_settle, schedule_deadline, tick_due_at
+from referees.clock import order_settle, schedule_deadline, settle_hold, tick_due_at
 from referees.events import event_send_on_commit
 from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
 from referees.texts import order_refusal_text
@@ -629,19 +629,40 @@ def clock_tick(*, tournament_id: int, now: datetime | None = None) -> bool:
     judge's change, the other tournaments of a sweep) would open the next turn in the past
     and cut the wait off its length.
     """
+    return clock_tick_outcome(tournament_id=tournament_id, now=now) == TICK_DONE
+
+
+TICK_DONE, TICK_NOTHING, TICK_HELD = "done", "nothing", "held"
+
+
+def clock_tick_outcome(*, tournament_id: int, now: datetime | None = None) -> str:
+    """``clock_tick``, telling apart a turn held by waiting orders (``TICK_HELD``: try again
+    shortly) from nothing due (``TICK_NOTHING``) and a step taken (``TICK_DONE``).
+
+    A held turn is seen before the tournament is locked, so that the clock does not queue
+    for the lock with the orders it waits for, and again under the lock.
+    """
+    unlocked = Tournament.objects.filter(pk=tournament_id).first()
+    if unlocked is not None and not unlocked.paused:
+        seen_at = now or timezone.now()
+        due_at = tick_due_at(unlocked)
+        if due_at is not None and due_at <= seen_at and settle_hold(unlocked, seen_at):
+            return TICK_HELD
     with transaction.atomic():
         tournament = _locked(tournament_id)
         if now is None:
             now = timezone.now()
         due_at = tick_due_at(tournament)
         if tournament.paused or due_at is None or due_at > now:
-            return False
+            return TICK_NOTHING
         if tournament.phase == Phase.RUNNING:
-            return _resolve_current(tournament, actor=CLOCK, now=now)
+            if settle_hold(tournament, now):
+                return TICK_HELD
+            return TICK_DONE if _resolve_current(tournament, actor=CLOCK, now=now) else TICK_NOTHING
         if tournament.phase in (Phase.PLANNING, Phase.NEGOTIATION):
             _advance(tournament, CLOCK, now)
-            return True
-        return False
+            return TICK_DONE
+        return TICK_NOTHING
 
 
 def clock_sweep(*, now: datetime | None = None) -> int:

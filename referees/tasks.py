@@ -13,12 +13,14 @@ import logging
 
 from celery import shared_task
 
-from referees.services import TournamentError, clock_sweep, clock_tick
+from referees.services import TICK_DONE, TICK_HELD, TournamentError, clock_sweep, clock_tick_outcome
 
 log = logging.getLogger(__name__)
 
 TICK_TASK = "referees.tournament_tick"
 SWEEP_TASK = "referees.clock_sweep"
+# s: a tick that found its turn held by waiting orders runs again this much later.
+HELD_COUNTDOWN = 0.3
 
 
 @shared_task(name=TICK_TASK, ignore_result=True)
@@ -28,10 +30,15 @@ def tournament_tick(tournament_id: int) -> bool:
     True when a step was taken. A tournament that has gone (deleted) is logged and skipped.
     """
     try:
-        return clock_tick(tournament_id=tournament_id)
+        outcome = clock_tick_outcome(tournament_id=tournament_id)
     except TournamentError as error:
         log.info("clock tick of tournament %s skipped: %s", tournament_id, error.message)
         return False
+    if outcome == TICK_HELD:
+        # Orders that arrived in time still wait to be stored: look again shortly rather
+        # than block this worker (the ceiling, SL5R_ORDER_SETTLE_MAX_SECONDS, ends it).
+        tournament_tick.apply_async(args=[tournament_id], countdown=HELD_COUNTDOWN)
+    return outcome == TICK_DONE
 
 
 @shared_task(name=SWEEP_TASK, ignore_result=True)

@@ -234,6 +234,14 @@ if not 0 < SL5R_CLOCK_INTERVAL <= 60:
 SL5R_ORDER_SETTLE_SECONDS = env_seconds(_env, "SL5R_ORDER_SETTLE_SECONDS", default=2.0)
 if not 0 <= SL5R_ORDER_SETTLE_SECONDS <= 30:
     raise ImproperlyConfigured("SL5R_ORDER_SETTLE_SECONDS: between 0 and 30 seconds")
+# The window above is a floor: while an order request that arrived before the deadline
+# still waits to be answered, the clocks wait on, up to this long after the deadline
+# (sl5r/waiting_orders.py).
+SL5R_ORDER_SETTLE_MAX_SECONDS = env_seconds(_env, "SL5R_ORDER_SETTLE_MAX_SECONDS", default=15.0)
+if not SL5R_ORDER_SETTLE_SECONDS <= SL5R_ORDER_SETTLE_MAX_SECONDS <= 300:
+    raise ImproperlyConfigured(
+        "SL5R_ORDER_SETTLE_MAX_SECONDS: between SL5R_ORDER_SETTLE_SECONDS and 300 seconds"
+    )
 
 # With SL5R_CLOCK=celery, each deadline gets its own task (eta = the deadline); beat's sweep
 # catches any that was lost (worker or Redis restarted). A sweep still queued after a few

@@ -39,6 +39,8 @@ from typing import IO, TYPE_CHECKING, Any
 from asgiref.sync import SyncToAsync
 from django.utils import timezone
 
+from sl5r.waiting_orders import WAITING, order_tournament
+
 if TYPE_CHECKING:
     from django.http import HttpRequest
 
@@ -160,9 +162,17 @@ class ThreadedWsgiHttp:
             # A chunked body arrives without a length, and Django reads only that many bytes.
             environ.setdefault("CONTENT_LENGTH", str(size))
             response = _Response()
-            chunks = await loop.run_in_executor(
-                self._executor_for(loop), self._run, environ, response, send, loop
-            )
+            # A possible order holds its tournament's clock until it is answered
+            # (sl5r/waiting_orders.py, referees.clock.settle_hold).
+            tournament_id = order_tournament(scope["method"], scope["path"])
+            token = None if tournament_id is None else WAITING.add(tournament_id, received_at)
+            try:
+                chunks = await loop.run_in_executor(
+                    self._executor_for(loop), self._run, environ, response, send, loop
+                )
+            finally:
+                if token is not None:
+                    WAITING.done(token)
         if chunks is not None:
             await send(
                 {
