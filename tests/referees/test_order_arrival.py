@@ -322,7 +322,11 @@ def deadline_soon(tournament_id: int) -> datetime:
 
 
 async def burst(
-    port: int, tournament_id: int, on_time: list[Move], late: Move
+    port: int,
+    tournament_id: int,
+    on_time: list[Move],
+    late: Move,
+    held_after: timedelta = HELD_AFTER,
 ) -> tuple[datetime, datetime]:
     """Send the orders around the deadline with the database held.
 
@@ -348,7 +352,7 @@ async def burst(
     with database_held(tournament_id) as release:
         sending = [asyncio.create_task(send(m, deadline - SENT_BEFORE)) for m in on_time]
         sending.append(asyncio.create_task(send(late, deadline + LATE_AFTER)))
-        await sleep_until(deadline + HELD_AFTER)
+        await sleep_until(deadline + held_after)
         released_at = timezone.now()
         release.set()
         await asyncio.wait_for(asyncio.gather(*sending), timeout=60)
@@ -406,3 +410,50 @@ def test_a_burst_sent_just_before_the_deadline_is_all_carried_out_by_a_real_serv
     assert LogEntry.objects.filter(tournament=tournament, action="turn_resolved").count() == 1
     assert turn1.resolved_at is not None
     assert turn1.resolved_at >= deadline + timedelta(seconds=SERVED_SETTLE)
+
+
+HELD_PAST_WINDOW = timedelta(seconds=3)  # the database stays locked past the 2-second window
+
+
+@pytest.mark.slow
+def test_a_burst_that_outlasts_the_settle_window_is_all_carried_out_by_a_real_server(
+    serve: Callable[[int], Any],
+    server_env: dict[str, str],
+    make_running_tournament: Callable[..., Tournament],
+    tmp_path: Path,
+) -> None:
+    """Issue 12: the orders queue behind a locked database until 3 s after the deadline,
+    past the 2-second window; the clock waits until every one that arrived in time is
+    answered, then resolves the turn once, with all of them carried out."""
+    # given: the default window (2 s); one HTTP thread
+    tournament = make_running_tournament(player_count=16, turn_seconds=600)
+    *on_time, late = moves_of(tournament)
+    server_env.update(SL5R_ORDER_SETTLE_SECONDS="2", SL5R_HTTP_THREADS="1")
+    port = free_port()
+    serve(port)
+    log = tmp_path / "serve.log"
+    assert wait_until(lambda: "Serving SL5R Referee" in log.read_text()), log.read_text()
+
+    # when
+    deadline, released_at = asyncio.run(
+        burst(port, tournament.pk, on_time, late, held_after=HELD_PAST_WINDOW)
+    )
+    resolved = wait_until(
+        lambda: LogEntry.objects.filter(tournament=tournament, action="turn_resolved").exists(),
+        timeout=30,
+    )
+
+    # then: the database was held past the window, and every on-time order was stored
+    assert released_at > deadline + SETTLE
+    for move in on_time:
+        assert move.status == 200, (move.code, move.body, log.read_text()[-3000:])
+    assert late.status == 409 and b'"late"' in late.body, late.body
+    assert resolved, log.read_text()[-3000:]
+    turn1 = Turn.objects.get(campaign=tournament.campaign, number=1)
+    stored = Order.objects.filter(turn=turn1).values_list("army__code", flat=True)
+    assert sorted(stored) == sorted(move.code for move in on_time)
+    board = Tournament.objects.get(pk=tournament.pk).campaign.board["armies"]
+    assert {m.code: board[m.code]["province"] for m in on_time} == {
+        m.code: m.target for m in on_time
+    }
+    assert LogEntry.objects.filter(tournament=tournament, action="turn_resolved").count() == 1
