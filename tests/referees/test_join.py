@@ -6,6 +6,7 @@ import io
 from collections.abc import Callable
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
@@ -102,7 +103,10 @@ def test_judge_prints_one_card_per_player(client: Client, game16: Game) -> None:
     page = response.content.decode()
     assert page.count('class="join-card"') == 16
     assert page.count("<svg") == 16
-    assert "@media print" in page
+    # the print layout is in a static stylesheet (the CSP allows no inline style)
+    assert "css/join_sheet.css" in page
+    stylesheet = settings.BASE_DIR / "static" / "css" / "join_sheet.css"
+    assert "@media print" in stylesheet.read_text(encoding="utf-8")
     token = game16.token(game16.player("crab"))
     assert f"http://testserver/join/{token}" in page
 
