@@ -156,8 +156,12 @@ def test_a_held_celery_tick_sends_itself_again_shortly(
 
 
 @pytest.fixture
-def redis_settings(settings: Settings, redis_url: str) -> Iterator[str]:
+def redis_settings(
+    settings: Settings, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """Redis on; the registries of a test publish only when it says so (no thread)."""
     settings.REDIS_URL = redis_url
+    monkeypatch.setattr(WaitingOrders, "_publish_in_background", lambda self: None)
     client = redis.Redis.from_url(redis_url)
     for key in client.scan_iter(f"{waiting_orders.KEY_PREFIX}:*"):
         client.delete(key)
