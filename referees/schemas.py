@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.utils.translation import gettext
 from ninja import Field, Schema
 from pydantic import field_validator, model_validator
 
@@ -97,7 +98,10 @@ class TournamentIn(Schema):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f'unknown time zone "{value}" (e.g. Europe/Moscow)') from None
+            # Read while the request's language is active: the 422 says it in that language.
+            raise ValueError(
+                gettext('unknown time zone "%(zone)s" (e.g. Europe/Moscow)') % {"zone": value}
+            ) from None
         return value
 
 

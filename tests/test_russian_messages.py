@@ -67,6 +67,22 @@ def test_ranges_lengths_and_choices_are_refused_in_russian(
 
 
 @pytest.mark.django_db
+def test_an_unknown_time_zone_is_refused_in_russian(
+    client: Client,
+    judge_key: str,  # noqa: F811
+) -> None:
+    body = {"name": "x", "player_count": 16, "time_zone": "Mars/Olympus"}
+
+    response = post(client, "/api/tournaments", body, "ru", token=judge_key)
+
+    assert response.status_code == 422, response.content
+    messages = {e["field"]: e["message"] for e in response.json()["errors"]}
+    assert messages["time_zone"] == (
+        "неизвестный часовой пояс «Mars/Olympus» (например, Europe/Moscow)"
+    )
+
+
+@pytest.mark.django_db
 def test_english_keeps_pydantics_own_words(client: Client) -> None:
     response = post(client, "/api/join", {"token": 5}, "en")
 
