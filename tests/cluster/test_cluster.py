@@ -194,6 +194,52 @@ def test_turns_resolve_on_time_through_celery_exactly_once(
     assert log.filter(action="game_ended").count() == 1
 
 
+# Issue 12: the orders wait behind the tournament's row lock until this long after the
+# deadline, past the 2-second window and past beat's first sweep after it (every 2 s).
+HELD_PAST_WINDOW = timedelta(seconds=6)
+
+
+def test_a_burst_that_outlasts_the_settle_window_is_all_carried_out_by_the_cluster(
+    cluster: Cluster, make_running_tournament: Callable[..., Tournament]
+) -> None:
+    """16 orders sent through the proxy a second before the deadline wait on a locked
+    tournament row (more than the two processes' HTTP threads) until 6 s after it: the
+    worker waits for the ones both ASGI processes published as waiting, then resolves the
+    turn once, with every one of them carried out; one sent after the deadline is late."""
+    from tests.referees.test_order_arrival import burst, moves_of
+
+    # given
+    tournament = make_running_tournament(player_count=16, turn_seconds=600)
+    *on_time, late = moves_of(tournament)
+    proxy = port_of(cluster.info()["proxy"])
+
+    # when
+    deadline, released_at = asyncio.run(
+        burst(proxy, tournament.pk, on_time, late, held_after=HELD_PAST_WINDOW)
+    )
+    resolved = wait_until(
+        lambda: LogEntry.objects.filter(tournament=tournament, action="turn_resolved").exists(),
+        30,
+    )
+
+    # then
+    assert released_at > deadline + timedelta(seconds=2)
+    assert [m.status for m in on_time] == [200] * len(on_time), (
+        [(m.code, m.status, m.body) for m in on_time if m.status != 200],
+        cluster.tails(),
+    )
+    assert late.status == 409 and b'"late"' in late.body, late.body
+    assert resolved, cluster.tails()
+    turn1 = Turn.objects.get(campaign=tournament.campaign, number=1)
+    board = Tournament.objects.get(pk=tournament.pk).campaign.board["armies"]
+    assert {m.code: board[m.code]["province"] for m in on_time} == {
+        m.code: m.target for m in on_time
+    }
+    assert board[late.code]["province"] == late.start
+    assert turn1.resolved_by == "clock"
+    assert LogEntry.objects.filter(tournament=tournament, action="turn_resolved").count() == 1
+
+
 def test_a_killed_asgi_process_is_restarted_and_serves_again(cluster: Cluster) -> None:
     """SIGKILL one ASGI process: the proxy goes on serving through the other, the supervisor
     starts it again on its port, and cluster.json shows its new pid."""
