@@ -335,3 +335,35 @@ def test_request_received_at_reads_the_stamp_and_is_now_without_one() -> None:
 
     assert stamped == stamp
     assert before <= unstamped <= timezone.now()
+
+
+def test_an_order_request_counts_as_waiting_from_its_arrival_until_it_is_answered() -> None:
+    """Issue 12: queued behind the busy thread, a PUT to an order endpoint is counted as
+    waiting for its tournament (the clock holds the turn for it); once answered, not."""
+    from sl5r.waiting_orders import WAITING
+
+    busy, free = threading.Event(), threading.Event()
+    far = timezone.now() + timedelta(hours=1)
+
+    def app_(environ: Environ, start_response: Callable[..., Any]) -> list[bytes]:
+        if environ["PATH_INFO"] == "/slow":
+            busy.set()
+            free.wait(timeout=30)
+        start_response("204 No Content", [])
+        return []
+
+    async def queued() -> tuple[int, int, int]:
+        app = ThreadedWsgiHttp(app_, threads=1)
+        slow = asyncio.create_task(call(app, scope(path="/slow")))
+        while not busy.is_set():
+            await asyncio.sleep(0.01)
+        order = asyncio.create_task(call(app, scope("PUT", "/api/tournaments/4242/orders/mine")))
+        state = asyncio.create_task(call(app, scope("GET", "/api/tournaments/4343/state")))
+        while WAITING.local_count(4242, far) == 0 and not order.done():
+            await asyncio.sleep(0.01)
+        counted = (WAITING.local_count(4242, far), WAITING.local_count(4343, far))
+        free.set()
+        await asyncio.gather(slow, order, state)
+        return (*counted, WAITING.local_count(4242, far))
+
+    assert asyncio.run(queued()) == (1, 0, 0)
