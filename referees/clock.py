@@ -13,7 +13,13 @@ each step exactly once however many clocks fire at the same moment:
 
 A running turn is due ``settings.SL5R_ORDER_SETTLE_SECONDS`` after its deadline, not at
 it: orders that reached the server before the deadline but still wait for an HTTP thread
-are judged by their arrival (R4) and must be stored before the turn is resolved.
+are judged by their arrival (R4) and must be stored before the turn is resolved. That window
+is a floor: past it, ``settle_hold`` keeps the turn open while order requests for the
+tournament that arrived before the deadline are still unanswered (``sl5r.waiting_orders``:
+this process's own, and those other processes publish to Redis), up to
+``SL5R_ORDER_SETTLE_MAX_SECONDS`` after the deadline. A held Celery tick sends itself again
+a moment later (``referees.tasks.HELD_COUNTDOWN``); the in-process clock's next sweep looks
+again.
 
 A deadline that passed while nothing was running (the server was down) is found by the
 first sweep; the turn is resolved then, and the next turn still gets its full length.
