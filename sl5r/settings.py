@@ -237,7 +237,9 @@ if not 0 <= SL5R_ORDER_SETTLE_SECONDS <= 30:
 # The window above is a floor: while an order request that arrived before the deadline
 # still waits to be answered, the clocks wait on, up to this long after the deadline
 # (sl5r/waiting_orders.py).
-SL5R_ORDER_SETTLE_MAX_SECONDS = env_seconds(_env, "SL5R_ORDER_SETTLE_MAX_SECONDS", default=15.0)
+SL5R_ORDER_SETTLE_MAX_SECONDS = env_seconds(
+    _env, "SL5R_ORDER_SETTLE_MAX_SECONDS", default=max(15.0, SL5R_ORDER_SETTLE_SECONDS)
+)
 if not SL5R_ORDER_SETTLE_SECONDS <= SL5R_ORDER_SETTLE_MAX_SECONDS <= 300:
     raise ImproperlyConfigured(
         "SL5R_ORDER_SETTLE_MAX_SECONDS: between SL5R_ORDER_SETTLE_SECONDS and 300 seconds"
