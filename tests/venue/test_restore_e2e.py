@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -34,16 +33,12 @@ from typing import Any
 
 import pytest
 
+from tests.venue_server import free_port
+
 pytestmark = pytest.mark.slow
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 WAIT_SECONDS = 90.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = WAIT_SECONDS) -> bool:
