@@ -1,6 +1,6 @@
 """Battle tables (R7, R8): meetings, votes, the game at the table, results on the map.
 
-Every service here locks the tournament (``referees.services._locked``), so a table changes
+Every service here locks the tournament (``referees.kernel.tournament_lock``), so a table changes
 under the same lock as the board and the clock, writes its line in the tournament's log
 (R11) and announces itself after commit (kind ``battle``; the event says nothing more, and
 what each viewer may see of a table is decided in ``battles.selectors``).
@@ -49,15 +49,15 @@ from battles.models import (
     BattleSeat,
     TableSnapshot,
 )
-from referees.models import Player, Tournament
-from referees.services import (
+from referees.kernel import (
     CLOCK,
     Actor,
-    _announce,
-    _locked,
-    _log,
-    _refuse,
+    announce,
+    log_write,
+    refusal,
+    tournament_lock,
 )
+from referees.models import Player, Tournament
 from sl5r.rules.battle import BattleSetup, Participant, battle_modifiers
 from sl5r.rules.games import (
     BattleGame,
@@ -96,7 +96,7 @@ def _who(actor: Actor | Player, tournament: Tournament) -> _Who:
     """A judge (``Actor`` with ``judge``), or a player: a General acts for his army only."""
     if isinstance(actor, Player):
         if actor.tournament_id != tournament.pk:
-            raise _refuse(_("only a player of this tournament may do this"), "forbidden", 403)
+            raise refusal(_("only a player of this tournament may do this"), "forbidden", 403)
         # The army comes with the player wherever he is read (token, session).
         army = actor.army if actor.role == Player.Role.GENERAL else None
         return _Who(actor=Actor.of_player(actor), judge=False, army=army.code if army else None)
@@ -105,9 +105,9 @@ def _who(actor: Actor | Player, tournament: Tournament) -> _Who:
 
 def _playing(tournament: Tournament) -> None:
     if tournament.phase == Tournament.Phase.FINISHED:
-        raise _refuse(_(ERROR_GAME_OVER), "phase", 409)
+        raise refusal(_(ERROR_GAME_OVER), "phase", 409)
     if tournament.phase != Tournament.Phase.RUNNING:
-        raise _refuse(_(ERROR_NOT_RUNNING), "phase", 409)
+        raise refusal(_(ERROR_NOT_RUNNING), "phase", 409)
 
 
 def _battle_locked(battle_id: int) -> tuple[Tournament, Battle]:
@@ -115,8 +115,8 @@ def _battle_locked(battle_id: int) -> tuple[Tournament, Battle]:
     tournament_id = Battle.objects.filter(pk=battle_id).values_list("tournament_id", flat=True)
     found = tournament_id.first()
     if found is None:
-        raise _refuse(_("there is no battle %(id)s") % {"id": battle_id}, "not_found", 404)
-    tournament = _locked(found)
+        raise refusal(_("there is no battle %(id)s") % {"id": battle_id}, "not_found", 404)
+    tournament = tournament_lock(found)
     battle = Battle.objects.get(pk=battle_id)
     battle.tournament = tournament
     return tournament, battle
@@ -176,7 +176,7 @@ def _game(battle: Battle) -> BattleGame:
     try:
         return game_for(battle.game)
     except GameError as error:
-        raise _refuse(str(error), "game", 422) from error
+        raise refusal(str(error), "game", 422) from error
 
 
 def _options(tournament: Tournament, game: str) -> dict[str, Any]:
@@ -272,7 +272,7 @@ def _table_log(
     reason: str = "",
     **data: Any,
 ) -> None:
-    _log(
+    log_write(
         tournament,
         actor=actor,
         action=action,
@@ -425,7 +425,7 @@ def battles_sync(
             tables={str(pk): before[pk] for pk in touched},
             opened=opened,
         )
-        _announce(tournament, "battle", turn=turn_number)
+        announce(tournament, "battle", turn=turn_number)
 
 
 def _open_tables(tournament: Tournament) -> list[Battle]:
@@ -479,7 +479,7 @@ def battles_undo(*, tournament: Tournament, turn_number: int, resolved_at: datet
     )
     busy = later.order_by("id").first()
     if busy is not None:
-        raise _refuse(
+        raise refusal(
             _(
                 "the table in %(province)s has changed since turn %(turn)s was resolved; "
                 "correct it by hand, then undo"
@@ -613,14 +613,14 @@ def meeting_vote(
     tournament, battle = _battle_locked(battle_id)
     who = _who(actor, tournament)
     if vote not in VOTES:
-        raise _refuse(_('vote: "peace" or "battle"'), "invalid", 422)
+        raise refusal(_('vote: "peace" or "battle"'), "invalid", 422)
     if who.judge:
         if not army_code:
-            raise _refuse(_("army: name the army whose General's word is recorded"), "invalid", 422)
+            raise refusal(_("army: name the army whose General's word is recorded"), "invalid", 422)
     elif who.army is None:
-        raise _refuse(_("only a General votes at a meeting, for his own army"), "forbidden", 403)
+        raise refusal(_("only a General votes at a meeting, for his own army"), "forbidden", 403)
     elif army_code and army_code != who.army:
-        raise _refuse(_("a General votes for his own army only"), "forbidden", 403)
+        raise refusal(_("a General votes for his own army only"), "forbidden", 403)
     else:
         army_code = who.army
     _playing(tournament)
@@ -628,12 +628,12 @@ def meeting_vote(
     seat = seats.get(army_code or "")
     if seat is None:
         if who.judge:
-            raise _refuse(
+            raise refusal(
                 _('army: "%(army)s" is not at this table') % {"army": army_code}, "invalid", 422
             )
-        raise _refuse(_(ERROR_NOT_SEATED), "forbidden", 403)
+        raise refusal(_(ERROR_NOT_SEATED), "forbidden", 403)
     if battle.status not in GATHERING_STATUSES:
-        raise _refuse(
+        raise refusal(
             _("the meeting is over: this table is %(status)s (votes are for meetings)")
             % {"status": battle.status},
             "status",
@@ -663,7 +663,7 @@ def meeting_vote(
         battle.status = Status.PEACE
         _save(battle, now, "status")
         _table_log(tournament, battle, actor=who.actor, action="battle_peace", now=now, turn=turn)
-    _announce(tournament, "battle")
+    announce(tournament, "battle")
     return battle
 
 
@@ -677,7 +677,7 @@ def _start(
     gone = sorted(set(seats) - set(present))
     arrived = sorted(set(present) - set(seats))
     if len({a.clan for a in present.values()}) < 2:
-        raise _refuse(
+        raise refusal(
             _("the armies here are all of one clan now: there is nobody to fight (R7)"),
             "no_enemy",
             409,
@@ -693,7 +693,7 @@ def _start(
             rng_label=RNG_LABEL,
         )
     except GameError as error:
-        raise _refuse(
+        raise refusal(
             _("the battle cannot start: %(problem)s") % {"problem": error}, "game", 422
         ) from error
     # The table follows the board: an army moved by a judge since the meeting opened.
@@ -745,30 +745,30 @@ def battle_act(
     tournament, battle = _battle_locked(battle_id)
     who = _who(actor, tournament)
     if not who.judge and who.army is None:
-        raise _refuse(_("only a General (or a judge) acts at a battle table"), "forbidden", 403)
+        raise refusal(_("only a General (or a judge) acts at a battle table"), "forbidden", 403)
     _playing(tournament)
     seats = _seats(battle)
     if not who.judge and who.army not in seats:
-        raise _refuse(_(ERROR_NOT_SEATED), "forbidden", 403)
+        raise refusal(_(ERROR_NOT_SEATED), "forbidden", 403)
     if battle.status == Status.DECIDED and not who.judge:
         # A judge may still change the game's result (the game allows it); nobody else acts.
-        raise _refuse(
+        raise refusal(
             _("the game is over: the winner chooses which armies survive"), "decided", 409
         )
     if battle.status not in FIGHTING_STATUSES:
-        raise _refuse(
+        raise refusal(
             _("no battle is being played at this table (%(status)s)") % {"status": battle.status},
             "status",
             409,
         )
     kind = action.get("type") if isinstance(action, Mapping) else None
     if not isinstance(kind, str) or not kind.strip():
-        raise _refuse(_("type: name the action"), "invalid", 422)
+        raise refusal(_("type: name the action"), "invalid", 422)
     move = dict(action)
     if who.judge:
         by = move.get("by") or "judge"
         if by != "judge" and by not in seats:
-            raise _refuse(
+            raise refusal(
                 _('by: "%(by)s" is not at this table ("judge" or a seated army)') % {"by": by},
                 "invalid",
                 422,
@@ -781,7 +781,7 @@ def battle_act(
         state = game.act(battle.state, move, rng=random.SystemRandom(), rng_label=RNG_LABEL)
         outcome = game.outcome(state)
     except GameError as error:
-        raise _refuse(str(error), "illegal_action", 422) from error
+        raise refusal(str(error), "illegal_action", 422) from error
     battle.state = _json(state)
     _save(battle, now, "state")
     turn = _current_turn(tournament.campaign)
@@ -790,7 +790,7 @@ def battle_act(
     )
     if outcome is not None:
         _decided(tournament, battle, outcome, seats=seats, who=who, turn=turn, now=now)
-    _announce(tournament, "battle")
+    announce(tournament, "battle")
     return battle
 
 
@@ -849,15 +849,15 @@ def battle_result_choose(
     seats = _seats(battle)
     outcome = _outcome_of(battle.outcome) if battle.outcome else None
     if not who.judge and (outcome is None or who.army != outcome.winner):
-        raise _refuse(
+        raise refusal(
             _("only the winner's General (or a judge) chooses who survives (R8)"), "forbidden", 403
         )
     if battle.status == Status.ENDED:
-        raise _refuse(
+        raise refusal(
             _("the battle has ended already; a judge may correct its result"), "status", 409
         )
     if battle.status != Status.DECIDED or outcome is None:
-        raise _refuse(
+        raise refusal(
             _("there is no winner's choice to make at this table (%(status)s)")
             % {"status": battle.status},
             "status",
@@ -866,11 +866,11 @@ def battle_result_choose(
     named = list(dict.fromkeys(survivors))
     for code in named:
         if code not in seats:
-            raise _refuse(
+            raise refusal(
                 _('survivors: "%(army)s" is not in this battle') % {"army": code}, "invalid", 422
             )
         if code in outcome.losers:
-            raise _refuse(
+            raise refusal(
                 _('survivors: "%(army)s" lost the game and is destroyed (R8)') % {"army": code},
                 "invalid",
                 422,
@@ -878,7 +878,7 @@ def battle_result_choose(
     chosen = set(named) | _spared_by_clan(outcome, seats)
     turn = _current_turn(tournament.campaign)
     _end(tournament, battle, outcome, survivors=chosen, who=who, turn=turn, now=now)
-    _announce(tournament, "battle")
+    announce(tournament, "battle")
     return battle
 
 
@@ -943,7 +943,7 @@ def _apply(
             armies=sorted(armies), outcome=outcome, survivors=survivors, turn=turn
         )
     except GameError as error:
-        raise _refuse(str(error), "invalid", 422) from error
+        raise refusal(str(error), "invalid", 422) from error
     for casualty in casualties:
         board_place(
             campaign=campaign,
@@ -1029,13 +1029,13 @@ def battle_correct(
     tournament, battle = _battle_locked(battle_id)
     who = _who(actor, tournament)
     if not who.judge:
-        raise _refuse(_("only a judge corrects a battle's result"), "forbidden", 403)
+        raise refusal(_("only a judge corrects a battle's result"), "forbidden", 403)
     if not reason.strip():
-        raise _refuse(_("reason: say why the result is corrected"), "invalid", 422)
+        raise refusal(_("reason: say why the result is corrected"), "invalid", 422)
     if kind not in OUTCOME_KINDS:
-        raise _refuse(_('kind: "win" or "truce"'), "invalid", 422)
+        raise refusal(_('kind: "win" or "truce"'), "invalid", 422)
     if battle.status != Status.ENDED or not battle.outcome:
-        raise _refuse(
+        raise refusal(
             _("only an ended battle's result is corrected (this one is %(status)s)")
             % {"status": battle.status},
             "status",
@@ -1043,21 +1043,21 @@ def battle_correct(
         )
     seats = _seats(battle)
     if kind == "win" and winner not in seats:
-        raise _refuse(
+        raise refusal(
             _('winner: "%(army)s" is not in this battle') % {"army": winner or ""}, "invalid", 422
         )
     if kind == "truce" and winner:
-        raise _refuse(_("winner: a truce has no winner"), "invalid", 422)
+        raise refusal(_("winner: a truce has no winner"), "invalid", 422)
     for code in survivors:
         if code not in seats:
-            raise _refuse(
+            raise refusal(
                 _('survivors: "%(army)s" is not in this battle') % {"army": code}, "invalid", 422
             )
     campaign = tournament.campaign
     if Battle.objects.filter(
         tournament=tournament, province=battle.province, status__in=FIGHTING_STATUSES
     ).exists():
-        raise _refuse(
+        raise refusal(
             _("another battle is going on in this province; correct this one after it ends"),
             "busy",
             409,
@@ -1080,7 +1080,7 @@ def battle_correct(
         alive = set(at_table)
     else:
         if winner in kept_off:
-            raise _refuse(
+            raise refusal(
                 _("winner: %(army)s has reformed or moved since; move it back first")
                 % {"army": winner},
                 "invalid",
@@ -1127,7 +1127,7 @@ def battle_correct(
         not_restored=kept_off,
     )
     _resync_after_correction(tournament, battle, fought=set(seats), now=now, actor=who.actor)
-    _announce(tournament, "battle")
+    announce(tournament, "battle")
     return battle
 
 
@@ -1180,7 +1180,7 @@ def battles_stop(*, tournament: Tournament, actor: Actor, now: datetime) -> None
         _save(battle, now, "status", "ended_at")
         _table_log(tournament, battle, actor=actor, action="battle_stopped", now=now, was=was)
     if stopped:
-        _announce(tournament, "battle")
+        announce(tournament, "battle")
 
 
 __all__ = [

@@ -25,8 +25,17 @@ from django.utils.translation import gettext as _
 
 from referees.backups import backup_on_commit
 from referees.clock import order_settle, schedule_deadline, settle_hold, tick_due_at
-from referees.events import event_send_on_commit
-from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
+from referees.kernel import (
+    CLOCK,
+    Actor,
+    TournamentError,
+    announce,
+    log_write,
+    refusal,
+    tournament_lock,
+)
+from referees.lineups import lineup_refuse_unless_fits, registered_roles, tournament_shape
+from referees.models import Announcement, Instruction, Player, Tournament
 from referees.texts import order_refusal_text
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.errors import LineupError
@@ -36,7 +45,6 @@ from sl5r.rules.roles import (
     Role,
     ShortfallRule,
     ThreeVariant,
-    lineup_check,
     lineup_propose,
     lineup_seating_check,
     role_visibility,
@@ -67,109 +75,6 @@ MAX_BUSHIDO_TURNS = 10  # as sl5r.rules.games.bushido allows
 TOKEN_SALT = "sl5r.join"
 
 
-class TournamentError(ValueError):
-    """A request that cannot be carried out; the message says why, for a person."""
-
-    def __init__(self, message: str, *, code: str = "invalid", status: int = 400) -> None:
-        message = str(message)  # a lazy translation is read now, in the asker's language
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.status = status
-
-
-def _refuse(message: str, code: str = "invalid", status: int = 400) -> TournamentError:
-    return TournamentError(message, code=code, status=status)
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who did something, as the log shows it."""
-
-    label: str
-    judge: bool = False
-
-    @classmethod
-    def of_user(cls, user: AbstractBaseUser) -> Actor:
-        return cls(label=f"judge {user.get_username()}", judge=True)
-
-    @classmethod
-    def of_player(cls, player: Player) -> Actor:
-        return cls(label=f"{player.role} {player.name} ({player.clan})")
-
-
-CLOCK = Actor(label="clock")
-
-
-def _log(
-    tournament: Tournament,
-    *,
-    actor: Actor,
-    action: str,
-    now: datetime,
-    turn: int | None = None,
-    reason: str = "",
-    **data: Any,
-) -> LogEntry:
-    return LogEntry.objects.create(
-        tournament=tournament,
-        at=now,
-        actor=actor.label,
-        action=action,
-        turn=turn,
-        reason=reason,
-        data=data,
-    )
-
-
-# The changes a venue backs up once committed (referees/backups.py): the start, the board,
-# the clock, the tables and the judges' announcements. Not a General's order or a Daimyo's
-# instruction, which come up to 48 a second; a judge's paper order is backed up in
-# ``_order_for``.
-BACKUP_KINDS = frozenset(
-    {
-        "phase",
-        "positions",
-        "turn_resolved",
-        "turn_undone",
-        "correction",
-        "clock",
-        "battle",
-        "announcement",
-    }
-)
-
-
-def _announce(tournament: Tournament, kind: str, **data: Any) -> None:
-    campaign = tournament.campaign
-    Campaign.objects.filter(pk=campaign.pk).update(version=campaign.version + 1)
-    campaign.version += 1
-    event_send_on_commit(tournament_id=tournament.pk, version=campaign.version, kind=kind, **data)
-    if kind in BACKUP_KINDS:
-        backup_on_commit(reason=kind)
-
-
-def _locked(tournament_id: int) -> Tournament:
-    """The tournament row and its campaign's, locked until the transaction ends.
-
-    ``SELECT … FOR UPDATE`` over the join locks both rows, so a tournament's operations run
-    one at a time and read a campaign nobody else is changing.
-    """
-    try:
-        return (
-            Tournament.objects.select_for_update()
-            .select_related("campaign")
-            # The map's own copy is read only where a process has not built its graph yet
-            # (campaign_game_map); decoding it on every locked operation was wasted.
-            .defer("campaign__map_data")
-            .get(pk=tournament_id)
-        )
-    except Tournament.DoesNotExist:
-        raise _refuse(
-            _("there is no tournament %(id)s") % {"id": tournament_id}, "not_found", 404
-        ) from None
-
-
 # --- Set-up ---------------------------------------------------------------------------------
 
 
@@ -198,7 +103,7 @@ def _refuse_unseated(
                 )
                 % {"clan": clan.clan}
             )
-    raise _refuse(
+    raise refusal(
         _("map: the map cannot seat this line-up: %(problems)s")
         % {"problems": "; ".join(problems)},
         "map_seating",
@@ -214,9 +119,9 @@ def tournament_lineup(*, player_count: int, shortfall: str, three_variant: str) 
             variant=ThreeVariant(three_variant),
         )
     except LineupError as error:
-        raise _refuse(str(error.problem), "lineup") from error
+        raise refusal(str(error.problem), "lineup") from error
     except ValueError as error:
-        raise _refuse(str(error)) from error
+        raise refusal(str(error)) from error
 
 
 @transaction.atomic
@@ -242,26 +147,26 @@ def tournament_create(
 ) -> Tournament:
     """A new tournament in set-up, with its campaign on a copy of ``game_map`` (R1, R3)."""
     if not name.strip():
-        raise _refuse(_("name: give the tournament a name"))
+        raise refusal(_("name: give the tournament a name"))
     if not MIN_TURN_SECONDS <= turn_seconds <= MAX_TURN_SECONDS:
-        raise _refuse(
+        raise refusal(
             _("turn_seconds: between %(min)s and %(max)s")
             % {"min": MIN_TURN_SECONDS, "max": MAX_TURN_SECONDS}
         )
     if base_hand not in (5, 6):
-        raise _refuse(_("base_hand: the base starting hand is 5 or 6 (R10)"))
+        raise refusal(_("base_hand: the base starting hand is 5 or 6 (R10)"))
     if turns_total is not None and turns_total < 1:
-        raise _refuse(_("turns_total: at least one turn"))
+        raise refusal(_("turns_total: at least one turn"))
     if ends_at is not None and timezone.is_naive(ends_at):
-        raise _refuse(_("ends_at: give the end time with its time zone offset"))
+        raise refusal(_("ends_at: give the end time with its time zone offset"))
     if time_zone not in zoneinfo.available_timezones():
-        raise _refuse(_('time_zone: unknown time zone "%(zone)s"') % {"zone": time_zone})
+        raise refusal(_('time_zone: unknown time zone "%(zone)s"') % {"zone": time_zone})
     if ends_at is not None and ends_at <= now:
-        raise _refuse(_("ends_at: the end time has already passed"))
+        raise refusal(_("ends_at: the end time has already passed"))
     if battle_game not in Tournament.BattleGame.values:
-        raise _refuse(_('battle_game: "l5r" or "bushido" (R14)'))
+        raise refusal(_('battle_game: "l5r" or "bushido" (R14)'))
     if not MIN_BUSHIDO_TURNS <= bushido_turns <= MAX_BUSHIDO_TURNS:
-        raise _refuse(
+        raise refusal(
             _("bushido_turns: between %(min)s and %(max)s turns (R14)")
             % {"min": MIN_BUSHIDO_TURNS, "max": MAX_BUSHIDO_TURNS}
         )
@@ -297,7 +202,7 @@ def tournament_create(
         bushido_turns=bushido_turns,
     )
     tournament.judges.add(judge)
-    _log(
+    log_write(
         tournament,
         actor=Actor.of_user(judge),
         action="tournament_created",
@@ -335,39 +240,33 @@ def player_register(
 
     Refuses a line-up R1 does not allow, naming the reason.
     """
-    tournament = _locked(tournament.pk)
+    tournament = tournament_lock(tournament.pk)
     if tournament.phase != Phase.SETUP:
-        raise _refuse(_("players are registered during set-up only"), "phase", 409)
+        raise refusal(_("players are registered during set-up only"), "phase", 409)
     if not name.strip():
-        raise _refuse(_("name: give the player's name"))
+        raise refusal(_("name: give the player's name"))
     if not is_clan(clan):
-        raise _refuse(_('clan: unknown clan "%(clan)s"') % {"clan": clan})
+        raise refusal(_('clan: unknown clan "%(clan)s"') % {"clan": clan})
     if clan not in tournament_clans(tournament):
-        raise _refuse(_("clan: the %(clan)s are not in this tournament") % {"clan": clan})
+        raise refusal(_("clan: the %(clan)s are not in this tournament") % {"clan": clan})
     try:
         new_role = Role(role)
     except ValueError:
-        raise _refuse(
+        raise refusal(
             _('role: unknown role "%(role)s" (general, daimyo or karo)') % {"role": role}
         ) from None
     players = list(tournament.players.all())
     if len(players) >= tournament.player_count:
-        raise _refuse(
+        raise refusal(
             _("the tournament is for %(count)s players and all are registered")
             % {"count": tournament.player_count},
             "full",
             409,
         )
-    roles = [Role(p.role) for p in players if p.clan == clan] + [new_role]
-    if new_role is not Role.GENERAL or any(r is not Role.GENERAL for r in roles):
-        # A Karo or Daimyo may be registered before the Generals: only the counts matter.
-        problem = _lineup_problem_partial(roles)
-    else:
-        problem = lineup_check(roles)
-    if problem:
-        raise _refuse(
-            _("the %(clan)s line-up: %(problem)s") % {"clan": clan, "problem": problem}, "lineup"
-        )
+    roles_by_clan = registered_roles(players)
+    roles_by_clan.setdefault(clan, []).append(new_role)
+    lineup_refuse_unless_fits(tournament_shape(tournament), roles_by_clan)
+    roles = roles_by_clan[clan]
     army = None
     if new_role is Role.GENERAL:
         number = sum(1 for r in roles if r is Role.GENERAL)
@@ -386,7 +285,7 @@ def player_register(
         token_nonce=secrets.token_urlsafe(16),
         token_issued_at=now,
     )
-    _log(
+    log_write(
         tournament,
         actor=actor,
         action="player_registered",
@@ -398,14 +297,6 @@ def player_register(
         army=army.code if army else None,
     )
     return player
-
-
-def _lineup_problem_partial(roles: Sequence[Role]) -> str | None:
-    if roles.count(Role.GENERAL) > 4:
-        return "a clan has at most four Generals"
-    if roles.count(Role.DAIMYO) > 1 or roles.count(Role.KARO) > 1:
-        return "a clan has at most one Daimyo and one Karo"
-    return None
 
 
 def player_token(player: Player) -> str:
@@ -438,7 +329,9 @@ def player_token_reissue(*, player: Player, actor: Actor, now: datetime) -> str:
     player.token_nonce = secrets.token_urlsafe(16)
     player.token_issued_at = now
     player.save(update_fields=["token_nonce", "token_issued_at"])
-    _log(player.tournament, actor=actor, action="join_link_reissued", now=now, player=player.pk)
+    log_write(
+        player.tournament, actor=actor, action="join_link_reissued", now=now, player=player.pk
+    )
     backup_on_commit(reason="join_link")
     return player_token(player)
 
@@ -447,36 +340,23 @@ def player_token_reissue(*, player: Player, actor: Actor, now: datetime) -> str:
 def player_token_revoke(*, player: Player, actor: Actor, now: datetime) -> None:
     player.token_nonce = ""
     player.save(update_fields=["token_nonce"])
-    _log(player.tournament, actor=actor, action="join_link_revoked", now=now, player=player.pk)
+    log_write(player.tournament, actor=actor, action="join_link_revoked", now=now, player=player.pk)
     backup_on_commit(reason="join_link")
 
 
 # --- The start (R3) -----------------------------------------------------------------------
 
 
-def _lineup_gaps(tournament: Tournament) -> list[str]:
-    by_clan: dict[str, list[Role]] = {c: [] for c in tournament_clans(tournament)}
-    for p in tournament.players.all():
-        by_clan.setdefault(p.clan, []).append(Role(p.role))
-    gaps = []
-    for clan, roles in by_clan.items():
-        problem = lineup_check(roles)
-        if problem:
-            gaps.append(f"{clan}: {problem}")
-    return gaps
-
-
 @transaction.atomic
 def tournament_start(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
     """End set-up: the clans' planning time begins (R3.1)."""
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     if tournament.phase != Phase.SETUP:
-        raise _refuse(_("the tournament has already started"), "phase", 409)
-    gaps = _lineup_gaps(tournament)
-    if gaps:
-        raise _refuse(
-            _("the line-up is not complete: %(gaps)s") % {"gaps": "; ".join(gaps)}, "lineup", 409
-        )
+        raise refusal(_("the tournament has already started"), "phase", 409)
+    # R1: the whole line-up the count gives, every problem named (409 ``lineup``).
+    lineup_refuse_unless_fits(
+        tournament_shape(tournament), registered_roles(tournament.players.all()), complete=True
+    )
     generals: dict[str, int] = {}
     for player in tournament.players.filter(role=Role.GENERAL.value):
         generals[player.clan] = generals.get(player.clan, 0) + 1
@@ -484,8 +364,8 @@ def tournament_start(*, tournament_id: int, actor: Actor, now: datetime) -> Tour
         campaign_game_map(tournament.campaign), generals, tournament.campaign.excluded_clans
     )
     _enter_phase(tournament, Phase.PLANNING, now, tournament.planning_seconds)
-    _log(tournament, actor=actor, action="planning_started", now=now)
-    _announce(tournament, "phase", phase=tournament.phase)
+    log_write(tournament, actor=actor, action="planning_started", now=now)
+    announce(tournament, "phase", phase=tournament.phase)
     return tournament
 
 
@@ -515,15 +395,15 @@ def start_positions_declare(
     now: datetime,
 ) -> Tournament:
     """A clan declares where each of its armies starts (R3.1-R3.2), checked as a whole."""
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     if tournament.phase not in (Phase.PLANNING, Phase.DEPLOYMENT):
-        raise _refuse(
+        raise refusal(
             _("starting positions are declared after set-up, before negotiation"), "phase", 409
         )
-    campaign = tournament.campaign  # locked with the tournament (see _locked)
+    campaign = tournament.campaign  # locked with the tournament (see tournament_lock)
     armies = {a.code: a for a in Army.objects.filter(campaign=campaign, clan=clan)}
     if not armies:
-        raise _refuse(_("clan: the %(clan)s have no armies in this tournament") % {"clan": clan})
+        raise refusal(_("clan: the %(clan)s have no armies in this tournament") % {"clan": clan})
     if set(positions) != set(armies):
         missing = sorted(set(armies) - set(positions))
         extra = sorted(set(positions) - set(armies))
@@ -532,7 +412,7 @@ def start_positions_declare(
             parts.append(_("no province for %(armies)s") % {"armies": ", ".join(missing)})
         if extra:
             parts.append(_("not armies of the clan: %(armies)s") % {"armies": ", ".join(extra)})
-        raise _refuse(_("positions: %(problems)s") % {"problems": "; ".join(parts)})
+        raise refusal(_("positions: %(problems)s") % {"problems": "; ".join(parts)})
     game_map = campaign_game_map(campaign)
     problems = starting_positions_check(
         game_map,
@@ -541,11 +421,11 @@ def start_positions_declare(
         excluded_clans=frozenset(campaign.excluded_clans),
     )
     if problems:
-        raise _refuse(_("positions: %(problems)s") % {"problems": "; ".join(problems)}, "positions")
+        raise refusal(_("positions: %(problems)s") % {"problems": "; ".join(problems)}, "positions")
     for code, army in armies.items():
         board_place(campaign=campaign, army=army, province=positions[code])
     campaign.save(update_fields=["board"])
-    _log(
+    log_write(
         tournament,
         actor=actor,
         action="start_positions",
@@ -555,15 +435,15 @@ def start_positions_declare(
     )
     if tournament.phase == Phase.DEPLOYMENT and not _undeclared_clans(tournament):
         _enter_phase(tournament, Phase.NEGOTIATION, now, tournament.negotiation_seconds)
-        _log(tournament, actor=CLOCK, action="negotiation_started", now=now)
-    _announce(tournament, "positions", clan=clan, phase=tournament.phase)
+        log_write(tournament, actor=CLOCK, action="negotiation_started", now=now)
+    announce(tournament, "positions", clan=clan, phase=tournament.phase)
     return tournament
 
 
 @transaction.atomic
 def tournament_advance(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
     """A judge moves the start on to its next step without waiting for the timer."""
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     _advance(tournament, actor, now)
     return tournament
 
@@ -572,30 +452,30 @@ def _advance(tournament: Tournament, actor: Actor, now: datetime) -> None:
     if tournament.phase == Phase.PLANNING:
         if _undeclared_clans(tournament):
             _enter_phase(tournament, Phase.DEPLOYMENT, now, None)
-            _log(tournament, actor=actor, action="deployment_started", now=now)
+            log_write(tournament, actor=actor, action="deployment_started", now=now)
         else:
             _enter_phase(tournament, Phase.NEGOTIATION, now, tournament.negotiation_seconds)
-            _log(tournament, actor=actor, action="negotiation_started", now=now)
+            log_write(tournament, actor=actor, action="negotiation_started", now=now)
     elif tournament.phase == Phase.DEPLOYMENT:
         undeclared = _undeclared_clans(tournament)
         if undeclared:
-            raise _refuse(
+            raise refusal(
                 _("these clans have not declared their starting positions: %(clans)s")
                 % {"clans": ", ".join(undeclared)},
                 "positions",
                 409,
             )
         _enter_phase(tournament, Phase.NEGOTIATION, now, tournament.negotiation_seconds)
-        _log(tournament, actor=actor, action="negotiation_started", now=now)
+        log_write(tournament, actor=actor, action="negotiation_started", now=now)
     elif tournament.phase == Phase.NEGOTIATION:
         _enter_phase(tournament, Phase.RUNNING, now, tournament.turn_seconds)
         turn_open(campaign=tournament.campaign, number=1, now=now, deadline=tournament.deadline)
-        _log(tournament, actor=actor, action="turn_opened", now=now, turn=1)
+        log_write(tournament, actor=actor, action="turn_opened", now=now, turn=1)
     else:
-        raise _refuse(
+        raise refusal(
             _("nothing to advance in phase %(phase)s") % {"phase": tournament.phase}, "phase", 409
         )
-    _announce(tournament, "phase", phase=tournament.phase)
+    announce(tournament, "phase", phase=tournament.phase)
 
 
 # --- The clock (R4) -------------------------------------------------------------------------
@@ -649,7 +529,7 @@ def clock_tick_outcome(*, tournament_id: int, now: datetime | None = None) -> st
         if due_at is not None and due_at <= seen_at and settle_hold(unlocked, seen_at):
             return TICK_HELD
     with transaction.atomic():
-        tournament = _locked(tournament_id)
+        tournament = tournament_lock(tournament_id)
         if now is None:
             now = timezone.now()
         due_at = tick_due_at(tournament)
@@ -696,7 +576,7 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
     if resolved is None:
         return False
     result = resolved.result or {}
-    _log(
+    log_write(
         tournament,
         actor=actor,
         action="turn_resolved",
@@ -714,7 +594,7 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
     battles_sync(tournament=tournament, turn_number=resolved.number, result=result, now=now)
     if _game_over(tournament, resolved.number, now):
         _enter_phase(tournament, Phase.FINISHED, now, None)
-        _log(tournament, actor=actor, action="game_ended", now=now, turn=resolved.number)
+        log_write(tournament, actor=actor, action="game_ended", now=now, turn=resolved.number)
         battles_stop(tournament=tournament, actor=actor, now=now)  # R8
     else:
         # The next turn opens at once (R4) with its full length, whether this one was
@@ -728,48 +608,48 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
             now=now,
             deadline=tournament.deadline,
         )
-    _announce(tournament, "turn_resolved", turn=resolved.number, phase=tournament.phase)
+    announce(tournament, "turn_resolved", turn=resolved.number, phase=tournament.phase)
     return True
 
 
 def _running(tournament: Tournament) -> None:
     if tournament.phase == Phase.FINISHED:
-        raise _refuse(_("the game has ended"), "phase", 409)
+        raise refusal(_("the game has ended"), "phase", 409)
     if tournament.phase == Phase.SETUP:
-        raise _refuse(_("the tournament has not started"), "phase", 409)
+        raise refusal(_("the tournament has not started"), "phase", 409)
 
 
 @transaction.atomic
 def clock_pause(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
     """Stop the clock; the time left is kept (R4)."""
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     _running(tournament)
     if tournament.paused:
-        raise _refuse(_("the clock is already paused"), "paused", 409)
+        raise refusal(_("the clock is already paused"), "paused", 409)
     if tournament.deadline is None:
-        raise _refuse(_("no clock is running in this phase"), "phase", 409)
+        raise refusal(_("no clock is running in this phase"), "phase", 409)
     remaining = max(0.0, (tournament.deadline - now).total_seconds())
     tournament.paused_remaining = remaining
     tournament.deadline = None
     tournament.save(update_fields=["paused_remaining", "deadline"])
-    _log(tournament, actor=actor, action="clock_paused", now=now, remaining=remaining)
-    _announce(tournament, "clock")
+    log_write(tournament, actor=actor, action="clock_paused", now=now, remaining=remaining)
+    announce(tournament, "clock")
     return tournament
 
 
 @transaction.atomic
 def clock_resume(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     _running(tournament)
     if not tournament.paused:
-        raise _refuse(_("the clock is not paused"), "not_paused", 409)
+        raise refusal(_("the clock is not paused"), "not_paused", 409)
     remaining = tournament.paused_remaining or 0.0
     _set_deadline(tournament, now + timedelta(seconds=remaining))
     tournament.paused_remaining = None
     tournament.save(update_fields=["paused_remaining", "deadline"])
     schedule_deadline(tournament)
-    _log(tournament, actor=actor, action="clock_resumed", now=now, remaining=remaining)
-    _announce(tournament, "clock")
+    log_write(tournament, actor=actor, action="clock_resumed", now=now, remaining=remaining)
+    announce(tournament, "clock")
     return tournament
 
 
@@ -784,10 +664,10 @@ def _set_deadline(tournament: Tournament, deadline: datetime) -> None:
 @transaction.atomic
 def clock_extend(*, tournament_id: int, seconds: int, actor: Actor, now: datetime) -> Tournament:
     """Give the current phase or turn more time (or less, with a negative number)."""
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     _running(tournament)
     if not -MAX_TURN_SECONDS <= seconds <= MAX_TURN_SECONDS or seconds == 0:
-        raise _refuse(
+        raise refusal(
             _("seconds: a non-zero number of seconds up to %(max)s") % {"max": MAX_TURN_SECONDS}
         )
     if tournament.paused:
@@ -795,11 +675,11 @@ def clock_extend(*, tournament_id: int, seconds: int, actor: Actor, now: datetim
     elif tournament.deadline is not None:
         _set_deadline(tournament, max(now, tournament.deadline + timedelta(seconds=seconds)))
     else:
-        raise _refuse(_("no clock is running in this phase"), "phase", 409)
+        raise refusal(_("no clock is running in this phase"), "phase", 409)
     tournament.save(update_fields=["paused_remaining", "deadline"])
     schedule_deadline(tournament)
-    _log(tournament, actor=actor, action="clock_extended", now=now, seconds=seconds)
-    _announce(tournament, "clock")
+    log_write(tournament, actor=actor, action="clock_extended", now=now, seconds=seconds)
+    announce(tournament, "clock")
     return tournament
 
 
@@ -812,20 +692,20 @@ def clock_resolve_now(
     ``turn`` is the turn the judge saw: if the clock (or a double click) got there first,
     that turn is no longer open and nothing more is resolved.
     """
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     if tournament.phase != Phase.RUNNING:
-        raise _refuse(_("there is no turn to resolve"), "phase", 409)
+        raise refusal(_("there is no turn to resolve"), "phase", 409)
     if turn is not None:
         open_turn = campaign_open_turn(tournament.campaign)
         if open_turn is None or open_turn.number != turn:
-            raise _refuse(
+            raise refusal(
                 _("turn %(turn)s is no longer open: it has been resolved") % {"turn": turn},
                 "stale",
                 409,
             )
     was_paused = tournament.paused
     if not _resolve_current(tournament, actor=actor, now=now):
-        raise _refuse(_("the turn is being resolved already"), "busy", 409)
+        raise refusal(_("the turn is being resolved already"), "busy", 409)
     if was_paused and tournament.phase == Phase.RUNNING:
         # The new turn starts paused too, with its full length to come.
         tournament.paused_remaining = float(tournament.turn_seconds)
@@ -840,13 +720,13 @@ def clock_resolve_now(
 @transaction.atomic
 def clock_end(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
     """End the game now: the open turn is not played (its orders stay on record)."""
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     _running(tournament)
     open_turn = campaign_open_turn(tournament.campaign)
     if open_turn is not None:
         Turn.objects.filter(pk=open_turn.pk).update(status=Turn.Status.UNDONE)
     _enter_phase(tournament, Phase.FINISHED, now, None)
-    _log(
+    log_write(
         tournament,
         actor=actor,
         action="game_ended",
@@ -856,7 +736,7 @@ def clock_end(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
     from battles.services import battles_stop  # battles depends on this module
 
     battles_stop(tournament=tournament, actor=actor, now=now)  # R8
-    _announce(tournament, "phase", phase=tournament.phase)
+    announce(tournament, "phase", phase=tournament.phase)
     return tournament
 
 
@@ -870,19 +750,19 @@ def clock_undo(
     put things right and then resume or resolve again. ``turn`` is the turn the judge saw
     as the last one played: if it is not (the same request came twice), nothing is undone.
     """
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     if tournament.phase not in (Phase.RUNNING, Phase.FINISHED):
-        raise _refuse(_("no turn has been resolved"), "phase", 409)
-    campaign = tournament.campaign  # locked with the tournament (see _locked)
+        raise refusal(_("no turn has been resolved"), "phase", 409)
+    campaign = tournament.campaign  # locked with the tournament (see tournament_lock)
     last = (
         Turn.objects.filter(campaign=campaign, status=Turn.Status.RESOLVED)
         .order_by("-number")
         .first()
     )
     if last is None:
-        raise _refuse(_("no turn has been resolved"), "nothing_to_undo", 409)
+        raise refusal(_("no turn has been resolved"), "nothing_to_undo", 409)
     if turn is not None and last.number != turn:
-        raise _refuse(
+        raise refusal(
             _("turn %(turn)s is not the last turn played: it has been undone already")
             % {"turn": turn},
             "stale",
@@ -904,8 +784,10 @@ def clock_undo(
     tournament.deadline = None
     tournament.paused_remaining = remaining
     tournament.save(update_fields=["phase", "deadline", "paused_remaining"])
-    _log(tournament, actor=actor, action="turn_undone", now=now, turn=last.number, reason=reason)
-    _announce(tournament, "turn_undone", turn=last.number)
+    log_write(
+        tournament, actor=actor, action="turn_undone", now=now, turn=last.number, reason=reason
+    )
+    announce(tournament, "turn_undone", turn=last.number)
     return tournament
 
 
@@ -935,7 +817,7 @@ def _order_for(
     if turn is not None:
         turn.campaign = tournament.campaign  # already read with the locked tournament
     if order.turn is not None and turn is not None and order.turn > turn.number:
-        raise _refuse(
+        raise refusal(
             _("turn %(turn)s is not open yet (the open turn is %(open)s): the order was not stored")
             % {"turn": order.turn, "open": turn.number},
             "not_open",
@@ -943,7 +825,7 @@ def _order_for(
         )
     if order.turn is not None and (turn is None or turn.number != order.turn):
         # Arrived after its turn was resolved: never carried into the next turn (R4).
-        raise _refuse(
+        raise refusal(
             _("late: turn %(turn)s has been resolved; the order was not stored")
             % {"turn": order.turn},
             "late",
@@ -952,13 +834,13 @@ def _order_for(
     if turn is not None and now < turn.opened_at:
         # ``now`` is when the request arrived: it belonged to a turn resolved since, while it
         # waited for a thread. Never carried into the next turn (R4).
-        raise _refuse(_("late: the deadline has passed; the order was not stored"), "late", 409)
+        raise refusal(_("late: the deadline has passed; the order was not stored"), "late", 409)
     if tournament.phase != Phase.RUNNING or turn is None:
-        raise _refuse(_("orders are given while the turns run"), "not_running", 409)
+        raise refusal(_("orders are given while the turns run"), "not_running", 409)
     if order.kind not in Order.Kind.values:
-        raise _refuse(_('kind: unknown order kind "%(kind)s"') % {"kind": order.kind})
+        raise refusal(_('kind: unknown order kind "%(kind)s"') % {"kind": order.kind})
     if order.on_swap not in Order.OnSwap.values:
-        raise _refuse(_('on_swap: "stay" or "advance"'))
+        raise refusal(_('on_swap: "stay" or "advance"'))
     latest = Order.objects.filter(turn=turn, army=army).order_by("-id").first()
     if latest is not None and _order_repeats(latest, order, actor):
         # The same request again (a retry after a lost answer, a double tap): the order is
@@ -979,10 +861,10 @@ def _order_for(
             others_hidden=others_hidden,
         )
     except OrderRefused as refused:
-        raise _refuse(
+        raise refusal(
             order_refusal_text(refused.code, refused.message), refused.code, 422
         ) from refused
-    _log(
+    log_write(
         tournament,
         actor=actor,
         action="order_withdrawn" if order.kind == Order.Kind.WITHDRAW else "order_given",
@@ -995,7 +877,7 @@ def _order_for(
         claim=order.claim,
         on_swap=order.on_swap,
     )
-    _announce(tournament, "order", army=army.code, clan=army.clan)
+    announce(tournament, "order", army=army.code, clan=army.clan)
     if actor.judge:
         backup_on_commit(reason="paper_order")
     return stored
@@ -1004,9 +886,9 @@ def _order_for(
 @transaction.atomic
 def order_give(*, player: Player, order: OrderInput, now: datetime) -> Order:
     """A General gives (or changes, or withdraws) his army's order before the deadline (R4)."""
-    tournament = _locked(player.tournament_id)
+    tournament = tournament_lock(player.tournament_id)
     if player.role != Player.Role.GENERAL or player.army is None:
-        raise _refuse(_("only a General gives orders"), "forbidden", 403)
+        raise refusal(_("only a General gives orders"), "forbidden", 403)
     _refuse_late(tournament, now)
     sees_all = role_visibility(Role.GENERAL, _clan_roles(tournament, player.clan)).sees_all_armies
     return _order_for(
@@ -1021,7 +903,7 @@ def _refuse_late(tournament: Tournament, now: datetime) -> None:
         and not tournament.paused
         and (tournament.deadline is None or now >= tournament.deadline)
     ):
-        raise _refuse(_("late: the deadline has passed; the order was not stored"), "late", 409)
+        raise refusal(_("late: the deadline has passed; the order was not stored"), "late", 409)
 
 
 def _clan_roles(tournament: Tournament, clan: str) -> list[Role]:
@@ -1047,10 +929,10 @@ def order_enter(
     *, tournament_id: int, army_code: str, order: OrderInput, actor: Actor, now: datetime
 ) -> Order:
     """A judge enters a paper order handed in on time, while the turn is still open (R4)."""
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     army = Army.objects.filter(campaign=tournament.campaign, code=army_code).first()
     if army is None:
-        raise _refuse(_('there is no army "%(army)s"') % {"army": army_code}, "not_found", 404)
+        raise refusal(_('there is no army "%(army)s"') % {"army": army_code}, "not_found", 404)
     return _order_for(tournament, army, order, actor, now)
 
 
@@ -1061,22 +943,22 @@ def order_swap_choice(*, player: Player, army_code: str, on_swap: str, now: date
     The army's current move order is given again with the Daimyo's ``on_swap``; where the
     clan has no Daimyo, the General sets it with his own order.
     """
-    tournament = _locked(player.tournament_id)
+    tournament = tournament_lock(player.tournament_id)
     if player.role != Player.Role.DAIMYO:
-        raise _refuse(_("the Daimyo decides where a swap battle is fought"), "forbidden", 403)
+        raise refusal(_("the Daimyo decides where a swap battle is fought"), "forbidden", 403)
     # Part of the order: it counts only when it arrived before the deadline, as an order.
     _refuse_late(tournament, now)
     if on_swap not in Order.OnSwap.values:
-        raise _refuse(_('on_swap: "stay" or "advance"'))
+        raise refusal(_('on_swap: "stay" or "advance"'))
     army = Army.objects.filter(campaign=tournament.campaign, code=army_code).first()
     if army is None or army.clan != player.clan:
-        raise _refuse(
+        raise refusal(
             _('there is no army "%(army)s" in your clan') % {"army": army_code}, "not_found", 404
         )
     turn = campaign_open_turn(tournament.campaign)
     current = turn_current_orders(turn).get(army.pk) if turn is not None else None
     if current is None or current.kind != Order.Kind.MOVE:
-        raise _refuse(
+        raise refusal(
             _("%(army)s has no move order this turn") % {"army": army_code}, "no_move", 409
         )
     order = OrderInput(
@@ -1105,18 +987,18 @@ def _board_correct(
     ``change`` edits the campaign's board and returns what the log records of it; a
     ``ValueError`` from it (a province that does not exist, is impassable …) is refused.
     """
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     _running(tournament)
-    campaign = tournament.campaign  # locked with the tournament (see _locked)
+    campaign = tournament.campaign  # locked with the tournament (see tournament_lock)
     turn = campaign_open_turn(campaign)
     try:
         details = change(campaign, turn)
     except TournamentError:
         raise
     except ValueError as error:
-        raise _refuse(_("province: %(problem)s") % {"problem": error}) from error
+        raise refusal(_("province: %(problem)s") % {"problem": error}) from error
     campaign.save(update_fields=["board"])
-    _log(
+    log_write(
         tournament,
         actor=actor,
         action=action,
@@ -1125,7 +1007,7 @@ def _board_correct(
         reason=reason,
         **details,
     )
-    _announce(tournament, "correction")
+    announce(tournament, "correction")
 
 
 @transaction.atomic
@@ -1141,19 +1023,19 @@ def army_correct(
 ) -> None:
     """A judge moves an army by hand, or destroys it (``province`` None), with a reason."""
     if not reason.strip():
-        raise _refuse(_("reason: say why the army is moved"))
+        raise refusal(_("reason: say why the army is moved"))
     if destroyed_by not in ("loss", "winner"):
-        raise _refuse(_('destroyed_by: "loss" or "winner"'))
+        raise refusal(_('destroyed_by: "loss" or "winner"'))
 
     def move(campaign: Campaign, turn: Turn | None) -> dict[str, Any]:
         army = Army.objects.filter(campaign=campaign, code=army_code).first()
         if army is None:
-            raise _refuse(_('there is no army "%(army)s"') % {"army": army_code}, "not_found", 404)
+            raise refusal(_('there is no army "%(army)s"') % {"army": army_code}, "not_found", 404)
         before = campaign.board.get("armies", {}).get(army_code)
         if before and before.get("in_battle"):
             # Its table would go on playing with an army the board no longer has there,
             # and the table's result would then undo the correction (R8).
-            raise _refuse(
+            raise refusal(
                 _(
                     "%(army)s is fighting at the battle table in %(province)s: record or "
                     "correct that battle's result first (R8)"
@@ -1193,9 +1075,9 @@ def control_correct(
 ) -> None:
     """A judge sets who controls a province, with a reason."""
     if not reason.strip():
-        raise _refuse(_("reason: say why control changes"))
+        raise refusal(_("reason: say why control changes"))
     if clan is not None and not is_clan(clan):
-        raise _refuse(_('clan: unknown clan "%(clan)s"') % {"clan": clan})
+        raise refusal(_('clan: unknown clan "%(clan)s"') % {"clan": clan})
 
     def set_control(campaign: Campaign, turn: Turn | None) -> dict[str, Any]:
         before = campaign.board.get("control", {}).get(province)
@@ -1224,17 +1106,17 @@ def announcement_post(
     """A judge's message for everyone (the big screen, every page); logged and announced."""
     text = text.strip()
     if not text:
-        raise _refuse(_("text: write the announcement"), "invalid", 422)
+        raise refusal(_("text: write the announcement"), "invalid", 422)
     if len(text) > MAX_ANNOUNCEMENT:
-        raise _refuse(
+        raise refusal(
             _("text: at most %(count)s characters") % {"count": MAX_ANNOUNCEMENT}, "invalid", 422
         )
-    tournament = _locked(tournament_id)
+    tournament = tournament_lock(tournament_id)
     announcement = Announcement.objects.create(
         tournament=tournament, text=text, created_at=now, author=actor.label
     )
     turn = campaign_open_turn(tournament.campaign)
-    _log(
+    log_write(
         tournament,
         actor=actor,
         action="announcement",
@@ -1243,7 +1125,7 @@ def announcement_post(
         announcement=announcement.pk,
         text=text,
     )
-    _announce(tournament, "announcement", announcement=announcement.pk)
+    announce(tournament, "announcement", announcement=announcement.pk)
     return announcement
 
 
@@ -1264,12 +1146,12 @@ def instruction_send(
     it to those who may read it).
     """
     if player.role != Player.Role.DAIMYO:
-        raise _refuse(_("only a Daimyo sends written instructions"), "forbidden", 403)
-    tournament = _locked(player.tournament_id)
+        raise refusal(_("only a Daimyo sends written instructions"), "forbidden", 403)
+    tournament = tournament_lock(player.tournament_id)
     _running(tournament)
     roles = _clan_roles(tournament, player.clan)
     if not role_visibility(Role.DAIMYO, roles).gives_written_instructions:
-        raise _refuse(
+        raise refusal(
             _(
                 "your clan has a Karo: the Daimyo sends no written instructions, only spoken "
                 "messages that the Karo carries to the Generals (R1.1)"
@@ -1281,22 +1163,22 @@ def instruction_send(
     if recipient_id is not None:
         recipient = tournament.players.filter(pk=recipient_id).first()
         if recipient is None:
-            raise _refuse(
+            raise refusal(
                 _("to: there is no player %(id)s in this tournament") % {"id": recipient_id},
                 "not_found",
                 404,
             )
         if recipient.clan != player.clan or recipient.role != Player.Role.GENERAL:
-            raise _refuse(
+            raise refusal(
                 _("to: write to one of your clan's Generals, or to all of them"),
                 "not_a_general",
                 422,
             )
     text = text.strip()
     if not text:
-        raise _refuse(_("text: write the instruction"))
+        raise refusal(_("text: write the instruction"))
     if len(text) > MAX_INSTRUCTION:
-        raise _refuse(_("text: at most %(count)s characters") % {"count": MAX_INSTRUCTION})
+        raise refusal(_("text: at most %(count)s characters") % {"count": MAX_INSTRUCTION})
     turn = campaign_open_turn(tournament.campaign)
     instruction = Instruction.objects.create(
         tournament=tournament,
@@ -1307,7 +1189,7 @@ def instruction_send(
         created_at=now,
         turn=turn.number if turn else None,
     )
-    _log(
+    log_write(
         tournament,
         actor=Actor.of_player(player),
         action="instruction_sent",
@@ -1318,5 +1200,5 @@ def instruction_send(
         to=recipient.pk if recipient else None,
         text=text,
     )
-    _announce(tournament, "instruction")
+    announce(tournament, "instruction")
     return instruction

@@ -291,3 +291,211 @@ def lineup_seating_check(
         if len(homes) < count or castles < 1:
             short.append(SeatingShortfall(clan, count, len(homes), castles))
     return short
+
+
+# --- R1 on registration: does a partial or complete line-up fit the count? --------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LineupShape:
+    """What R1 gives for a player count: the clans in the game, each clan's roles when full,
+    the roles of a clan one member fewer (R1 b) and how many clans are that smaller."""
+
+    players: int
+    clans: tuple[str, ...]
+    full: tuple[Role, ...]
+    smaller: tuple[Role, ...]
+    smaller_clans: int
+
+    @property
+    def full_clans(self) -> int:
+        return len(self.clans) - self.smaller_clans
+
+    def allowed(self, role: Role) -> int:
+        """The most members of ``role`` any clan may have."""
+        return self.full.count(role)
+
+
+def lineup_shape(
+    players: int,
+    *,
+    shortfall: ShortfallRule = ShortfallRule.SMALLER_CLANS,
+    variant: ThreeVariant = ThreeVariant.GENERALS_AND_DAIMYO,
+) -> LineupShape:
+    """R1's line-up for ``players`` as a shape, whichever clans end up one member fewer.
+
+    Raises ``LineupError`` for a count R1 cannot seat, as ``lineup_propose`` does.
+    """
+    proposed = lineup_propose(players, shortfall=shortfall, variant=variant)
+    clans = tuple(proposed.clans)
+    sizes = {len(roles) for roles in proposed.clans.values()}
+    size = max(sizes)
+    full = tuple(clan_roles(size, variant))
+    smaller = tuple(_one_fewer(list(full)))
+    short = size * len(clans) - players
+    return LineupShape(players, clans, full, smaller, short)
+
+
+@dataclass(frozen=True, slots=True)
+class LineupProblem:
+    """Why a line-up does not fit R1, as data: the adapters word it in the reader's language.
+
+    ``code`` is one of:
+
+    - ``not_in_game``: ``clan`` is not playing (R1 a left the Shadowlands out);
+    - ``too_many``: ``clan`` has ``have`` of ``role`` where R1 gives at most ``allowed``;
+    - ``full_clans``: with this count only ``allowed`` clans have ``len(shape.full)`` members
+      (R1 b) and ``clans`` would make ``have``;
+    - ``missing``: ``clan`` lacks ``allowed - have`` of ``role`` (complete line-ups only);
+    - ``players``: ``have`` players are registered for a tournament of ``allowed``.
+    """
+
+    code: str
+    clan: str | None = None
+    role: Role | None = None
+    have: int = 0
+    allowed: int = 0
+    clans: tuple[str, ...] = ()
+
+
+def _fits(roles: Sequence[Role], target: Sequence[Role]) -> bool:
+    """``roles`` is a sub-multiset of ``target``: what is registered is part of it."""
+    return all(roles.count(role) <= target.count(role) for role in set(roles))
+
+
+def lineup_admits(
+    shape: LineupShape,
+    registered: Mapping[str, Sequence[Role]],
+    *,
+    complete: bool = False,
+) -> list[LineupProblem]:
+    """R1: every reason ``registered`` (each clan's roles) is not, or cannot become, the
+    line-up R1 gives; empty when it fits.
+
+    While players are still being registered (``complete`` false) a clan may have fewer
+    members than R1 gives, never a role R1 does not give or more of it, and no more clans
+    may be full-sized than the count allows (R1 b: the others are one member fewer, whichever
+    they are). ``complete`` also asks that every clan is exactly full or one fewer and that
+    everyone is registered: the start (R3) needs the whole line-up.
+    """
+    problems: list[LineupProblem] = []
+    for clan in sorted(set(registered) - set(shape.clans)):
+        if registered[clan]:
+            problems.append(LineupProblem("not_in_game", clan=clan))
+    must_be_full: list[str] = []
+    for clan in shape.clans:
+        roles = list(registered.get(clan, ()))
+        for role in Role:
+            have, allowed = roles.count(role), shape.allowed(role)
+            if have > allowed:
+                problems.append(
+                    LineupProblem("too_many", clan=clan, role=role, have=have, allowed=allowed)
+                )
+        if shape.smaller_clans and not _fits(roles, shape.smaller):
+            must_be_full.append(clan)
+    if len(must_be_full) > shape.full_clans:
+        problems.append(
+            LineupProblem(
+                "full_clans",
+                have=len(must_be_full),
+                allowed=shape.full_clans,
+                clans=tuple(must_be_full),
+            )
+        )
+    if not complete or problems:
+        return problems
+    # Every clan fits the full roles and at most ``full_clans`` exceed the smaller ones, so
+    # the registered count reaches the tournament's only when the line-up is exactly R1's.
+    # Until then, say what each clan lacks; which clans are the smaller ones is free (R1 b),
+    # so the full line-ups go to those already full, then to the largest, in clan order.
+    full_left = shape.full_clans - len(must_be_full)
+    by_size = sorted(
+        (c for c in shape.clans if c not in must_be_full),
+        key=lambda c: -len(registered.get(c, ())),
+    )
+    targets = {clan: shape.full for clan in must_be_full}
+    for clan in by_size:
+        if full_left > 0:
+            targets[clan], full_left = shape.full, full_left - 1
+        else:
+            targets[clan] = shape.smaller
+    for clan in shape.clans:
+        roles = list(registered.get(clan, ()))
+        for role in Role:
+            have, wanted = roles.count(role), targets[clan].count(role)
+            if have < wanted:
+                problems.append(
+                    LineupProblem("missing", clan=clan, role=role, have=have, allowed=wanted)
+                )
+    total = sum(len(roles) for roles in registered.values())
+    if total != shape.players and not problems:
+        problems.append(LineupProblem("players", have=total, allowed=shape.players))
+    return problems
+
+
+@dataclass(frozen=True, slots=True)
+class LineupSeat:
+    """One asked-for player placed by ``lineup_fill``: his clan and role, or why not."""
+
+    clan: str | None
+    role: Role | None
+    problems: tuple[LineupProblem, ...] = ()
+    proposed_clan: bool = False
+    proposed_role: bool = False
+
+
+def lineup_fill(
+    shape: LineupShape,
+    registered: Mapping[str, Sequence[Role]],
+    wanted: Sequence[tuple[str | None, Role | None]],
+) -> list[LineupSeat]:
+    """R1: a clan and a role for each of ``wanted`` (either may be None: R1 proposes it),
+    in order, on top of ``registered``; a seat that does not fit carries its problems and
+    takes no place.
+
+    A missing role is the clan's first one still open in R1's order (Generals, then the
+    Daimyo, then the Karo); a missing clan is the one with the fewest members that can take
+    the role, in clan order. The same input always gives the same seats.
+    """
+    roles_now: dict[str, list[Role]] = {c: list(r) for c, r in registered.items()}
+    seats: list[LineupSeat] = []
+
+    def admits(clan: str, role: Role) -> list[LineupProblem]:
+        trial = {c: list(r) for c, r in roles_now.items()}
+        trial.setdefault(clan, []).append(role)
+        return lineup_admits(shape, trial)
+
+    def open_role(clan: str) -> Role | None:
+        for role in dict.fromkeys(shape.full):
+            if not admits(clan, role):
+                return role
+        return None
+
+    for clan, role in wanted:
+        if clan is not None and clan not in shape.clans:
+            seats.append(LineupSeat(clan, role, (LineupProblem("not_in_game", clan=clan),)))
+            continue
+        candidates = [clan] if clan is not None else sorted(
+            shape.clans, key=lambda c: (len(roles_now.get(c, ())), shape.clans.index(c))
+        )
+        placed: LineupSeat | None = None
+        for candidate in candidates:
+            chosen = role if role is not None else open_role(candidate)
+            if chosen is not None and not admits(candidate, chosen):
+                placed = LineupSeat(candidate, chosen, (), clan is None, role is None)
+                break
+        if placed is None:
+            target = clan if clan is not None else None
+            if target is not None:
+                asked = role if role is not None else (shape.full[0])
+                problems = tuple(admits(target, asked)) or (
+                    LineupProblem("too_many", clan=target, role=asked),
+                )
+            else:
+                problems = (LineupProblem("players", have=shape.players, allowed=shape.players),)
+            seats.append(LineupSeat(clan, role, problems))
+            continue
+        assert placed.clan is not None and placed.role is not None
+        roles_now.setdefault(placed.clan, []).append(placed.role)
+        seats.append(placed)
+    return seats

@@ -74,8 +74,8 @@ def test_r1_register_refuses_a_fifth_general_and_a_second_daimyo(
         actor=game.judge_actor,
         now=now,
     )
-    assert "at most four Generals" in refused(lambda: register("general")).message
-    assert "one Daimyo" in refused(lambda: register("daimyo")).message
+    assert "at most 4 Generals, not 5 (R1)" in refused(lambda: register("general")).message
+    assert "at most 1 Daimyo, not 2 (R1)" in refused(lambda: register("daimyo")).message
     assert "unknown role" in refused(lambda: register("shogun")).message
 
 
@@ -86,7 +86,9 @@ def test_r1_start_refuses_an_incomplete_lineup(make_game: Callable[..., Game]) -
             tournament_id=game.id, actor=game.judge_actor, now=timezone.now()
         )
     )
-    assert error.status == 409 and "crane: a clan needs at least one General" in error.message
+    assert error.status == 409 and error.code == "lineup"
+    assert "Crab: 0 of 1 Daimyo registered" not in error.message
+    assert "Crane: 0 of 2 Generals registered" in error.message
 
 
 def test_general_gets_an_army_named_after_his_clan(game16: Game) -> None:
