@@ -1,0 +1,324 @@
+"""A tournament's judges and their API keys: who may run it, and how a new judge gets in.
+
+A judge adds another judge to his tournament (an existing account, by user name), or invites
+a new one: the account is made without a password and its owner signs in once with a link
+that the inviting judge shows him (on screen, as a QR code), then chooses a password. The
+link is Django's password-reset token under its own salt (``WelcomeLinkTokens``): nothing is
+stored, it stops working once the account has signed in or set a password, and it expires
+after ``PASSWORD_RESET_TIMEOUT``. A tournament always keeps at least one judge.
+
+Every change is a line in the tournament's log (R11), which never holds a link or a key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.tokens import PasswordResetTokenGenerator
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.urls import reverse
+from django.utils.encoding import force_bytes, force_str
+from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
+from django.utils.translation import gettext as _
+
+from referees.access import IssuedKey, judge_key_create
+from referees.backups import backup_on_commit
+from referees.kernel import Actor, log_write, refusal, tournament_lock
+from referees.models import JudgeKey, Tournament
+
+MAX_KEY_LABEL = 120
+
+
+class WelcomeLinkTokens(PasswordResetTokenGenerator):
+    """One-time sign-in links for invited judges.
+
+    Its own salt, so that a token made for one purpose never passes for another. The hash
+    covers the password and the last sign-in, so the link is dead once used.
+    """
+
+    key_salt = "referees.judging.WelcomeLinkTokens"
+
+
+welcome_tokens = WelcomeLinkTokens()
+
+
+@dataclass(frozen=True)
+class JudgeInvitation:
+    """A new judge's account and his one-time sign-in link (shown once, never stored)."""
+
+    user: AbstractBaseUser
+    uidb64: str
+    token: str
+
+    @property
+    def path(self) -> str:
+        return reverse("judge_welcome", kwargs={"uidb64": self.uidb64, "token": self.token})
+
+
+# --- Reading ----------------------------------------------------------------------------------
+
+
+def tournament_judges(*, tournament: Tournament) -> list[AbstractBaseUser]:
+    """The tournament's judges, by user name."""
+    user_model = get_user_model()
+    return list(tournament.judges.order_by(user_model.USERNAME_FIELD))
+
+
+def user_judge_keys(*, user: AbstractBaseUser) -> list[JudgeKey]:
+    """The user's API keys, newest first, revoked ones too (their hashes only)."""
+    return list(JudgeKey.objects.filter(user=user).order_by("-created_at", "-id"))
+
+
+def welcome_link_user(*, uidb64: str, token: str) -> AbstractBaseUser | None:
+    """The active account a one-time link signs in, or None (forged, used or expired)."""
+    user = welcome_link_account(uidb64=uidb64)
+    if user is None or not welcome_tokens.check_token(user, token):
+        return None
+    return user
+
+
+def welcome_link_account(*, uidb64: str) -> AbstractBaseUser | None:
+    """The active account named by a link's ``uidb64``, whatever its token; None if none."""
+    user_model = get_user_model()
+    try:
+        pk = user_model._meta.pk.to_python(force_str(urlsafe_base64_decode(uidb64)))
+    except (TypeError, ValueError, OverflowError, ValidationError):
+        return None
+    user: AbstractBaseUser | None = user_model._default_manager.filter(pk=pk).first()
+    if user is None or not user.is_active:
+        return None
+    return user
+
+
+# --- Judges -----------------------------------------------------------------------------------
+
+
+def _account_named(username: str) -> AbstractBaseUser:
+    user_model = get_user_model()
+    name = username.strip()
+    if not name:
+        raise refusal(_("username: give the user name of the account"), "username")
+    user: AbstractBaseUser | None = user_model._default_manager.filter(
+        **{user_model.USERNAME_FIELD: name}
+    ).first()
+    if user is None:
+        raise refusal(
+            _('username: there is no account "%(name)s" (invite a new judge instead)')
+            % {"name": name},
+            "not_found",
+            404,
+        )
+    if not user.is_active:
+        raise refusal(
+            _('username: the account "%(name)s" is disabled') % {"name": name}, "inactive", 409
+        )
+    return user
+
+
+def _refuse_if_judge(tournament: Tournament, user: AbstractBaseUser) -> None:
+    if tournament.judges.filter(pk=user.pk).exists():
+        raise refusal(
+            _('username: "%(name)s" is already a judge of this tournament')
+            % {"name": user.get_username()},
+            "already_judge",
+            409,
+        )
+
+
+def _judge_of(tournament: Tournament, user_id: int) -> AbstractBaseUser:
+    user: AbstractBaseUser | None = tournament.judges.filter(pk=user_id).first()
+    if user is None:
+        raise refusal(
+            _("there is no judge %(id)s in this tournament") % {"id": user_id}, "not_found", 404
+        )
+    return user
+
+
+def _invitation(user: AbstractBaseUser) -> JudgeInvitation:
+    return JudgeInvitation(
+        user=user,
+        uidb64=urlsafe_base64_encode(force_bytes(user.pk)),
+        token=welcome_tokens.make_token(user),
+    )
+
+
+@transaction.atomic
+def judge_add(
+    *, tournament_id: int, username: str, actor: Actor, now: datetime
+) -> AbstractBaseUser:
+    """An existing active account becomes a judge of the tournament."""
+    tournament = tournament_lock(tournament_id)
+    user = _account_named(username)
+    _refuse_if_judge(tournament, user)
+    tournament.judges.add(user)
+    log_write(
+        tournament,
+        actor=actor,
+        action="judge_added",
+        now=now,
+        judge=user.get_username(),
+        user=user.pk,
+    )
+    backup_on_commit(reason="judges")
+    return user
+
+
+@transaction.atomic
+def judge_invite(
+    *, tournament_id: int, username: str, actor: Actor, now: datetime
+) -> JudgeInvitation:
+    """A new account, without a password, judging the tournament; its one-time link."""
+    tournament = tournament_lock(tournament_id)
+    user_model = get_user_model()
+    name = username.strip()
+    if not name:
+        raise refusal(_("username: give the new judge a user name"), "username")
+    field = user_model._meta.get_field(user_model.USERNAME_FIELD)
+    try:
+        name = field.clean(name, None)
+    except ValidationError as error:
+        raise refusal(
+            _("username: %(problem)s") % {"problem": " ".join(error.messages)}, "username"
+        ) from error
+    taken = user_model._default_manager.filter(
+        **{f"{user_model.USERNAME_FIELD}__iexact": name}
+    ).first()
+    if taken is not None:
+        raise refusal(
+            _(
+                'username: there is already an account "%(name)s"; add it as an existing '
+                "account, or choose another name"
+            )
+            % {"name": taken.get_username()},
+            "username_taken",
+            409,
+        )
+    # No password: the account is entered only through the link until its owner sets one.
+    user = user_model._default_manager.create_user(
+        **{user_model.USERNAME_FIELD: name}, password=None
+    )
+    tournament.judges.add(user)
+    log_write(
+        tournament,
+        actor=actor,
+        action="judge_invited",
+        now=now,
+        judge=user.get_username(),
+        user=user.pk,
+    )
+    backup_on_commit(reason="judges")
+    return _invitation(user)
+
+
+@transaction.atomic
+def judge_link_renew(
+    *, tournament_id: int, user_id: int, actor: Actor, now: datetime
+) -> JudgeInvitation:
+    """A new one-time link for a judge who has not chosen a password yet (a lost link).
+
+    Never for an account with a password: a judge may not sign in as another who has one.
+    """
+    tournament = tournament_lock(tournament_id)
+    user = _judge_of(tournament, user_id)
+    if user.has_usable_password():
+        raise refusal(
+            _(
+                '"%(name)s" has chosen a password already: he signs in with it '
+                "(a forgotten password is reset with manage.py createjudge --reset-password)"
+            )
+            % {"name": user.get_username()},
+            "has_password",
+            409,
+        )
+    log_write(
+        tournament,
+        actor=actor,
+        action="judge_link_renewed",
+        now=now,
+        judge=user.get_username(),
+        user=user.pk,
+    )
+    return _invitation(user)
+
+
+@transaction.atomic
+def judge_remove(*, tournament_id: int, user_id: int, actor: Actor, now: datetime) -> None:
+    """The account stops judging the tournament; never its last judge."""
+    tournament = tournament_lock(tournament_id)
+    user = _judge_of(tournament, user_id)
+    if tournament.judges.count() <= 1:
+        raise refusal(
+            _(
+                '"%(name)s" is the only judge of this tournament: add another judge '
+                "before removing him"
+            )
+            % {"name": user.get_username()},
+            "last_judge",
+            409,
+        )
+    tournament.judges.remove(user)
+    log_write(
+        tournament,
+        actor=actor,
+        action="judge_removed",
+        now=now,
+        judge=user.get_username(),
+        user=user.pk,
+    )
+    backup_on_commit(reason="judges")
+
+
+# --- API keys ---------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def judge_key_issue(
+    *, user: AbstractBaseUser, tournament_id: int, label: str, actor: Actor, now: datetime
+) -> IssuedKey:
+    """A new API key for ``user`` (shown once); the log of the tournament it was made in
+    names it by its number and label, never the key."""
+    tournament = tournament_lock(tournament_id)
+    label = label.strip()
+    if len(label) > MAX_KEY_LABEL:
+        raise refusal(
+            _("label: at most %(max)s characters") % {"max": MAX_KEY_LABEL}, "label_too_long"
+        )
+    issued = judge_key_create(user=user, label=label)
+    log_write(
+        tournament,
+        actor=actor,
+        action="judge_key_created",
+        now=now,
+        key_id=issued.judge_key.pk,
+        label=label,
+    )
+    return issued
+
+
+@transaction.atomic
+def judge_key_revoke(
+    *, user: AbstractBaseUser, key_id: int, tournament_id: int, actor: Actor, now: datetime
+) -> JudgeKey:
+    """``user``'s key stops working at once (``access.judge_key_user`` skips revoked keys)."""
+    tournament = tournament_lock(tournament_id)
+    judge_key = JudgeKey.objects.select_for_update().filter(pk=key_id, user=user).first()
+    if judge_key is None:
+        raise refusal(_("you have no API key %(id)s") % {"id": key_id}, "not_found", 404)
+    if judge_key.revoked_at is not None:
+        raise refusal(_("the API key %(id)s is revoked already") % {"id": key_id}, "revoked", 409)
+    judge_key.revoked_at = now
+    judge_key.save(update_fields=["revoked_at"])
+    log_write(
+        tournament,
+        actor=actor,
+        action="judge_key_revoked",
+        now=now,
+        key_id=judge_key.pk,
+        label=judge_key.label,
+    )
+    backup_on_commit(reason="judge_key")
+    return judge_key
