@@ -1,0 +1,759 @@
+"""Players as judges manage them: many registered at once, renamed, moved, removed, replaced.
+
+A list of players comes pasted (one player a line) or as a CSV file; ``roster_preview``
+shows what R1 would make of it on top of the players already registered, with every
+problem per line, before anything is stored, and ``roster_register`` stores all of it or
+none. R1 is the rules engine's (``sl5r.rules.roles.lineup_fill`` proposes a clan and a role
+where a line leaves them out; ``lineup_admits`` says whether a line-up fits) and its words
+are ``referees.lineups``'; every player is stored by ``referees.services.player_register``,
+the one place that creates a player and his army.
+
+Before the start a player may be moved to another clan or role (R1 checked on the line-up
+that results) or removed; his army follows his role, and a clan's army codes stay
+``clan-1`` … ``clan-n``, the numbering ``player_register`` gives. Once the tournament runs,
+a player who leaves is replaced: the newcomer keeps the army, clan and role, and gets a
+join link of his own.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from referees import services
+from referees.kernel import (
+    Actor,
+    TournamentError,
+    announce,
+    log_write,
+    refusal,
+    tournament_lock,
+)
+from referees.lineups import (
+    lineup_problem_text,
+    lineup_refuse_unless_fits,
+    registered_roles,
+    role_name,
+    roles_text,
+    tournament_shape,
+)
+from referees.models import Player, Tournament
+from sl5r.rules.clans import CLAN_NAMES as CLAN_SPELLINGS
+from sl5r.rules.clans import CLANS, is_clan
+from sl5r.rules.roles import LineupSeat, LineupShape, Role, lineup_admits, lineup_fill
+from strategic_map.clans import CLAN_NAMES, clan_name
+from strategic_map.models import Army, Campaign
+from strategic_map.services import army_create
+
+Phase = Tournament.Phase
+MAX_NAME = Player._meta.get_field("name").max_length or 120
+MAX_TEXT = 100_000  # characters of a pasted list or a CSV file: far more than 48 players
+MAX_FILE_BYTES = 200_000
+# A pasted line is split on the first of these it contains: "Ivanov, Ivan; crab" keeps the
+# comma in the name, and a line copied from a spreadsheet comes with tabs.
+SEPARATORS = (";", "\t", ",")
+CSV_DELIMITERS = ";,\t"
+HEADER_NAMES: dict[str, tuple[str, ...]] = {
+    "name": ("name", "player", "имя", "игрок"),
+    "clan": ("clan", "клан"),
+    "role": ("role", "роль"),
+}
+
+
+# --- Reading a list ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RosterLine:
+    """One player as the list writes him: his line's number and the cells as written."""
+
+    number: int
+    name: str
+    clan: str = ""
+    role: str = ""
+    extra: tuple[str, ...] = ()
+
+
+def _line(number: int, cells: Sequence[str]) -> RosterLine:
+    cells = [cell.strip() for cell in cells]
+    return RosterLine(
+        number=number,
+        name=cells[0] if cells else "",
+        clan=cells[1] if len(cells) > 1 else "",
+        role=cells[2] if len(cells) > 2 else "",
+        extra=tuple(cell for cell in cells[3:] if cell),
+    )
+
+
+def _skipped(cells: Sequence[str]) -> bool:
+    """A blank line, or a comment (its first cell starts with ``#``)."""
+    first = next((cell.strip() for cell in cells if cell.strip()), "")
+    return not first or (cells[0].strip().startswith("#"))
+
+
+def roster_parse(text: str) -> list[RosterLine]:
+    """A pasted list: one player a line, ``name; clan; role``; clan and role may be left out.
+
+    The cells are separated by ``;``, or else by tabs, or else by commas: whichever of these
+    the line contains first in that order. Blank lines and lines starting with ``#`` are
+    skipped; every line keeps its number in ``text``.
+    """
+    lines: list[RosterLine] = []
+    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
+        separator = next((s for s in SEPARATORS if s in raw), None)
+        cells = raw.split(separator) if separator else [raw]
+        if not _skipped(cells):
+            lines.append(_line(number, cells))
+    return lines
+
+
+def _csv_delimiter(text: str) -> str:
+    sample = "\n".join(text.splitlines()[:50])
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=CSV_DELIMITERS).delimiter
+    except csv.Error:
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        return ";" if first.count(";") > first.count(",") else ","
+
+
+def _header_columns(cells: Sequence[str]) -> dict[str, int] | None:
+    """The columns a header row names (``name,clan,role`` in either language, any order)."""
+    columns: dict[str, int] = {}
+    for index, cell in enumerate(cells):
+        key = _key(cell)
+        if not key:
+            continue
+        column = next((c for c, names in HEADER_NAMES.items() if key in names), None)
+        if column is None or column in columns:
+            return None
+        columns[column] = index
+    return columns if "name" in columns else None
+
+
+def roster_parse_csv(text: str) -> list[RosterLine]:
+    """A CSV file's rows (``name,clan,role``; clan and role may be empty).
+
+    The delimiter (``;`` or ``,``) is sniffed; a first row naming the columns (``name``,
+    ``clan``, ``role``, in any order, English or Russian) is a header and is skipped. Each
+    row keeps the number of the file's line it starts on.
+    """
+    reader = csv.reader(
+        io.StringIO(text.removeprefix("\ufeff"), newline=""), delimiter=_csv_delimiter(text)
+    )
+    lines: list[RosterLine] = []
+    columns: dict[str, int] | None = None
+    seen_row = False
+    while True:
+        number = reader.line_num + 1
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            raise refusal(
+                _("file: line %(line)s cannot be read as CSV: %(error)s")
+                % {"line": number, "error": error},
+                "csv",
+            ) from None
+        if _skipped(cells or [""]):
+            continue
+        if not seen_row:
+            seen_row = True
+            columns = _header_columns(cells)
+            if columns is not None:
+                continue
+        if columns is None:
+            lines.append(_line(number, cells))
+            continue
+        picked = [cells[i] if i < len(cells) else "" for i in columns.values()]
+        by_column = dict(zip(columns, picked, strict=True))
+        others = [c for i, c in enumerate(cells) if i not in columns.values()]
+        lines.append(
+            _line(
+                number,
+                [by_column["name"], by_column.get("clan", ""), by_column.get("role", ""), *others],
+            )
+        )
+    return lines
+
+
+def roster_csv_decode(data: bytes) -> str:
+    """A CSV file's text: UTF-8 (with or without its BOM), or else Windows-1251, the
+    encoding a Russian spreadsheet saves CSV in."""
+    if len(data) > MAX_FILE_BYTES:
+        raise refusal(
+            _("file: at most %(kb)s KB (a list of players is far smaller)")
+            % {"kb": MAX_FILE_BYTES // 1000},
+            "csv",
+            413,
+        )
+    if b"\x00" in data:
+        raise refusal(_("file: this is not a text file: save the list as CSV"), "csv")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("cp1251")
+    except UnicodeDecodeError:
+        raise refusal(
+            _("file: the file is neither UTF-8 nor Windows-1251 text: save it as CSV UTF-8"),
+            "csv",
+        ) from None
+
+
+def roster_lines(text: str, *, csv_format: bool = False) -> list[RosterLine]:
+    """``text`` as a pasted list or (``csv_format``) a CSV file's, refused when too long."""
+    if len(text) > MAX_TEXT:
+        raise refusal(_("lines: at most %(max)s characters") % {"max": MAX_TEXT}, "too_long", 413)
+    return roster_parse_csv(text) if csv_format else roster_parse(text)
+
+
+# --- Clans and roles as people write them --------------------------------------------
+
+
+def _key(text: str) -> str:
+    """What a name is compared by: any case, ё as е, no spaces, dashes or underscores."""
+    folded = text.casefold().replace("ё", "е")
+    return "".join(ch for ch in folded if not ch.isspace() and ch not in "-_")
+
+
+def _in_every_language(label: object) -> list[str]:
+    names = []
+    for code, _language in settings.LANGUAGES:
+        with translation.override(code):
+            names.append(str(label))
+    return names
+
+
+def clan_aliases() -> dict[str, str]:
+    """Every way a clan may be written (its id, its name in English or Russian) → its id."""
+    aliases: dict[str, str] = {}
+    for clan in CLANS:
+        names = [clan, *CLAN_SPELLINGS[clan], *_in_every_language(CLAN_NAMES[clan])]
+        for name in names:
+            aliases[_key(name)] = clan
+    return aliases
+
+
+def role_aliases() -> dict[str, Role]:
+    """Every way a role may be written (its id, its label in English or Russian) → the role."""
+    aliases: dict[str, Role] = {}
+    for role in Role:
+        names = [role.value, *_in_every_language(Player.Role(role.value).label)]
+        for name in names:
+            aliases[_key(name)] = role
+    return aliases
+
+
+def _name(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- The preview ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RosterRow:
+    """A line as it would be registered: the clan and role (given or proposed by R1), the
+    army a General would get, and everything wrong with the line (empty: it can be stored)."""
+
+    line: RosterLine
+    name: str
+    clan: str | None
+    role: Role | None
+    proposed_clan: bool = False
+    proposed_role: bool = False
+    army: str | None = None
+    problems: tuple[str, ...] = ()
+
+    @property
+    def number(self) -> int:
+        return self.line.number
+
+
+@dataclass(frozen=True, slots=True)
+class RosterPreview:
+    """What a list would register, line by line, on top of ``registered`` players."""
+
+    rows: tuple[RosterRow, ...]
+    registered: int
+    player_count: int
+
+    @property
+    def places_left(self) -> int:
+        return self.player_count - self.registered
+
+    @property
+    def problems(self) -> list[str]:
+        """Every problem, each with its line: "line 3: …"."""
+        return [
+            _("line %(line)s: %(problem)s") % {"line": row.number, "problem": problem}
+            for row in self.rows
+            for problem in row.problems
+        ]
+
+    @property
+    def ok(self) -> bool:
+        """Something to register, and nothing wrong with it."""
+        return bool(self.rows) and not any(row.problems for row in self.rows)
+
+
+class RosterRefused(TournamentError):
+    """A list refused as a whole (422 ``roster``); ``preview`` says what is wrong per line."""
+
+    def __init__(self, message: str, preview: RosterPreview) -> None:
+        super().__init__(message, code="roster", status=422)
+        self.preview = preview
+
+
+def _seat_problems(
+    seat: LineupSeat, asked_role: Role | None, shape: LineupShape
+) -> tuple[str, ...]:
+    """The words for a line R1 has no place for."""
+    if seat.clan is None:
+        if asked_role is not None:
+            return (
+                _("role: no clan has a place left for a %(role)s (R1)")
+                % {"role": role_name(asked_role)},
+            )
+        return (_("no clan has a place left (R1)"),)
+    if asked_role is None and all(p.code == "too_many" for p in seat.problems):
+        return (
+            _("%(clan)s: the clan is full (with %(players)s players R1 gives a clan %(roles)s)")
+            % {
+                "clan": clan_name(seat.clan),
+                "players": shape.players,
+                "roles": roles_text(shape.full),
+            },
+        )
+    return tuple(lineup_problem_text(problem, shape) for problem in seat.problems)
+
+
+def _preview(
+    tournament: Tournament, players: Sequence[Player], lines: Sequence[RosterLine]
+) -> RosterPreview:
+    shape = tournament_shape(tournament)
+    clans, roles = clan_aliases(), role_aliases()
+    taken = {_key(p.name): p.name for p in players}
+    first_line: dict[str, int] = {}
+    left = tournament.player_count - len(players)
+    problems: list[list[str]] = []
+    asked: list[tuple[str | None, Role | None]] = []
+    to_seat: list[int] = []  # the lines R1 is asked to seat, by index
+    for index, line in enumerate(lines):
+        found: list[str] = []
+        name = _name(line.name)
+        key = _key(name)
+        if not name:
+            found.append(_("name: the line has no name"))
+        elif len(name) > MAX_NAME:
+            found.append(_("name: at most %(max)s characters") % {"max": MAX_NAME})
+        elif key in taken:
+            found.append(_("name: %(name)s is already registered") % {"name": taken[key]})
+        elif key in first_line:
+            found.append(
+                _("name: %(name)s is also on line %(line)s")
+                % {"name": name, "line": first_line[key]}
+            )
+        else:
+            first_line[key] = line.number
+        if line.extra:
+            found.append(_("too many columns: a line is name; clan; role"))
+        clan = clans.get(_key(line.clan)) if line.clan else None
+        if line.clan and clan is None:
+            found.append(
+                _(
+                    'clan: unknown clan "%(clan)s" (Crab, Crane, Dragon, Lion, Phoenix, '
+                    "Scorpion, Shadowlands or Unicorn)"
+                )
+                % {"clan": line.clan}
+            )
+        role = roles.get(_key(line.role)) if line.role else None
+        if line.role and role is None:
+            found.append(
+                _('role: unknown role "%(role)s" (General, Daimyo or Karo)') % {"role": line.role}
+            )
+        if index >= left:
+            found.append(
+                ngettext(
+                    "more players than places: the tournament is for %(count)s players and "
+                    "%(left)s place was left",
+                    "more players than places: the tournament is for %(count)s players and "
+                    "%(left)s places were left",
+                    max(left, 0),
+                )
+                % {"count": tournament.player_count, "left": max(left, 0)}
+            )
+        elif (clan is not None or not line.clan) and (role is not None or not line.role):
+            asked.append((clan, role))
+            to_seat.append(index)
+        problems.append(found)
+    seats = lineup_fill(shape, registered_roles(players), asked)
+    seat_of = dict(zip(to_seat, seats, strict=True))
+    generals: dict[str, int] = {}
+    for player in players:
+        if player.role == Role.GENERAL.value:
+            generals[player.clan] = generals.get(player.clan, 0) + 1
+    rows: list[RosterRow] = []
+    for index, line in enumerate(lines):
+        seat = seat_of.get(index)
+        found = problems[index]
+        if seat is not None and seat.problems:
+            found.extend(_seat_problems(seat, seat.role, shape))
+        if seat is None or seat.problems:
+            rows.append(
+                RosterRow(
+                    line=line,
+                    name=_name(line.name),
+                    clan=clans.get(_key(line.clan)),
+                    role=roles.get(_key(line.role)),
+                    problems=tuple(found),
+                )
+            )
+            continue
+        army = None
+        if seat.role is Role.GENERAL and seat.clan is not None:
+            generals[seat.clan] = generals.get(seat.clan, 0) + 1
+            army = f"{seat.clan}-{generals[seat.clan]}"
+        rows.append(
+            RosterRow(
+                line=line,
+                name=_name(line.name),
+                clan=seat.clan,
+                role=seat.role,
+                proposed_clan=seat.proposed_clan,
+                proposed_role=seat.proposed_role,
+                army=army,
+                problems=tuple(found),
+            )
+        )
+    return RosterPreview(
+        rows=tuple(rows), registered=len(players), player_count=tournament.player_count
+    )
+
+
+def _refuse_unless_setup(tournament: Tournament) -> None:
+    if tournament.phase != Phase.SETUP:
+        raise refusal(_("players are registered during set-up only"), "phase", 409)
+
+
+def roster_preview(*, tournament: Tournament, lines: Sequence[RosterLine]) -> RosterPreview:
+    """R1: what ``lines`` would register on top of the registered players; nothing is stored."""
+    _refuse_unless_setup(tournament)
+    return _preview(tournament, list(tournament.players.all()), lines)
+
+
+@transaction.atomic
+def roster_register(
+    *, tournament_id: int, lines: Sequence[RosterLine], actor: Actor, now: datetime
+) -> list[Player]:
+    """Register every player of ``lines``, or none: any problem refuses the whole list
+    (``RosterRefused``, 422), naming each line's problems."""
+    tournament = tournament_lock(tournament_id)
+    _refuse_unless_setup(tournament)
+    if not lines:
+        raise refusal(
+            _("lines: the list is empty: write one player a line, name; clan; role"), "empty"
+        )
+    preview = _preview(tournament, list(tournament.players.all()), lines)
+    if not preview.ok:
+        raise RosterRefused(
+            _("players: nothing was registered: %(problems)s")
+            % {"problems": "; ".join(preview.problems)},
+            preview,
+        )
+    stored: list[Player] = []
+    for row in preview.rows:
+        assert row.clan is not None and row.role is not None
+        try:
+            stored.append(
+                services.player_register(
+                    tournament=tournament,
+                    name=row.name,
+                    clan=row.clan,
+                    role=row.role.value,
+                    actor=actor,
+                    now=now,
+                )
+            )
+        except TournamentError as error:
+            # The map may still refuse a General R1 allows (a clan's home provinces).
+            raise refusal(
+                _("players: nothing was registered: line %(line)s: %(problem)s")
+                % {"line": row.number, "problem": error.message},
+                error.code,
+                error.status,
+            ) from error
+    announce(tournament, "players", registered=len(stored))
+    return stored
+
+
+# --- One player: rename, move, remove, replace ----------------------------------------
+
+
+def _player_of(tournament: Tournament, player_id: int) -> Player:
+    player = (
+        Player.objects.select_related("army").filter(pk=player_id, tournament=tournament).first()
+    )
+    if player is None:
+        raise refusal(
+            _("there is no player %(id)s in this tournament") % {"id": player_id},
+            "not_found",
+            404,
+        )
+    return player
+
+
+def _clean_name(tournament: Tournament, name: str, *, player: Player) -> str:
+    """The name given, refused when empty, too long, or another player's."""
+    cleaned = _name(name)
+    if not cleaned:
+        raise refusal(_("name: give the player's name"))
+    if len(cleaned) > MAX_NAME:
+        raise refusal(_("name: at most %(max)s characters") % {"max": MAX_NAME})
+    key = _key(cleaned)
+    for other in tournament.players.exclude(pk=player.pk):
+        if _key(other.name) == key:
+            raise refusal(
+                _("name: %(name)s is already registered") % {"name": other.name}, "name_taken"
+            )
+    return cleaned
+
+
+def _army_number(code: str) -> int:
+    number = code.rpartition("-")[2]
+    return int(number) if number.isdigit() else 10_000
+
+
+def _armies_renumber(campaign: Campaign, clan: str) -> dict[str, str]:
+    """The clan's armies numbered ``clan-1`` … ``clan-n`` again, in their order; old → new.
+
+    Renamed in ascending order, each army takes a number no other holds by then.
+    """
+    changed: dict[str, str] = {}
+    armies = sorted(
+        Army.objects.filter(campaign=campaign, clan=clan), key=lambda a: _army_number(a.code)
+    )
+    for number, army in enumerate(armies, start=1):
+        code = f"{clan}-{number}"
+        if army.code != code:
+            changed[army.code] = code
+            army.code = code
+            army.save(update_fields=["code"])
+    return changed
+
+
+def _army_drop(tournament: Tournament, player: Player) -> dict[str, str]:
+    """Delete the player's army (set-up only: it is on no board, under no order)."""
+    army = player.army
+    if army is None:
+        return {}
+    player.army = None
+    player.save(update_fields=["army"])
+    army.delete()
+    return _armies_renumber(tournament.campaign, player.clan)
+
+
+@transaction.atomic
+def player_rename(
+    *, tournament_id: int, player_id: int, name: str, actor: Actor, now: datetime
+) -> Player:
+    """A player's name corrected, in any phase (the log keeps the old one)."""
+    tournament = tournament_lock(tournament_id)
+    player = _player_of(tournament, player_id)
+    new_name = _clean_name(tournament, name, player=player)
+    if new_name == player.name:
+        return player
+    old_name, player.name = player.name, new_name
+    player.save(update_fields=["name"])
+    log_write(
+        tournament,
+        actor=actor,
+        action="player_renamed",
+        now=now,
+        player=player.pk,
+        old_name=old_name,
+        name=new_name,
+    )
+    announce(tournament, "players", player=player.pk)
+    return player
+
+
+@transaction.atomic
+def player_move(
+    *,
+    tournament_id: int,
+    player_id: int,
+    clan: str,
+    role: str,
+    actor: Actor,
+    now: datetime,
+) -> Player:
+    """Before the start, a player to another clan and/or role, if R1 allows the result.
+
+    His army follows: a General moved to another clan gets an army there instead, one who
+    stops being a General loses his, one who becomes one gets one; the clans' army codes
+    stay ``clan-1`` … ``clan-n``.
+    """
+    tournament = tournament_lock(tournament_id)
+    if tournament.phase != Phase.SETUP:
+        raise refusal(
+            _("players change clan or role during set-up only: replace a player instead"),
+            "phase",
+            409,
+        )
+    player = _player_of(tournament, player_id)
+    if not is_clan(clan):
+        raise refusal(_('clan: unknown clan "%(clan)s"') % {"clan": clan})
+    if clan not in services.tournament_clans(tournament):
+        raise refusal(
+            _("clan: the %(clan)s are not in this tournament (R1 a)") % {"clan": clan_name(clan)}
+        )
+    try:
+        new_role = Role(role)
+    except ValueError:
+        raise refusal(
+            _('role: unknown role "%(role)s" (general, daimyo or karo)') % {"role": role}
+        ) from None
+    if clan == player.clan and new_role.value == player.role:
+        return player
+    roles = registered_roles(tournament.players.exclude(pk=player.pk))
+    roles.setdefault(clan, []).append(new_role)
+    lineup_refuse_unless_fits(tournament_shape(tournament), roles)
+    old_clan, old_role = player.clan, player.role
+    old_army = player.army.code if player.army else None
+    renumbered: dict[str, str] = {}
+    if player.army is not None and (new_role is not Role.GENERAL or clan != old_clan):
+        renumbered = _army_drop(tournament, player)
+    if new_role is Role.GENERAL and player.army is None:
+        number = Army.objects.filter(campaign=tournament.campaign, clan=clan).count() + 1
+        player.army = army_create(campaign=tournament.campaign, code=f"{clan}-{number}", clan=clan)
+    player.clan, player.role = clan, new_role.value
+    player.save(update_fields=["clan", "role", "army"])
+    log_write(
+        tournament,
+        actor=actor,
+        action="player_moved",
+        now=now,
+        player=player.pk,
+        name=player.name,
+        old_clan=old_clan,
+        old_role=old_role,
+        clan=clan,
+        role=new_role.value,
+        old_army=old_army,
+        army=player.army.code if player.army else None,
+        renumbered=renumbered,
+    )
+    announce(tournament, "players", player=player.pk)
+    return player
+
+
+@transaction.atomic
+def player_remove(*, tournament_id: int, player_id: int, actor: Actor, now: datetime) -> None:
+    """Before the start, a player taken off the list with his army; his join link dies."""
+    tournament = tournament_lock(tournament_id)
+    if tournament.phase != Phase.SETUP:
+        raise refusal(
+            _("players are removed during set-up only: replace a player instead"), "phase", 409
+        )
+    player = _player_of(tournament, player_id)
+    army = player.army.code if player.army else None
+    renumbered = _army_drop(tournament, player)
+    log_write(
+        tournament,
+        actor=actor,
+        action="player_removed",
+        now=now,
+        player=player.pk,
+        name=player.name,
+        clan=player.clan,
+        role=player.role,
+        army=army,
+        renumbered=renumbered,
+    )
+    player.delete()
+    announce(tournament, "players", player=player_id)
+
+
+@transaction.atomic
+def player_replace(
+    *, tournament_id: int, player_id: int, name: str, actor: Actor, now: datetime
+) -> Player:
+    """Another person takes over a player who leaves the running tournament: the army, clan
+    and role stay; the newcomer gets a new join link and the old one stops working."""
+    tournament = tournament_lock(tournament_id)
+    if tournament.phase == Phase.SETUP:
+        raise refusal(
+            _("before the start, rename the player or remove him instead of replacing him"),
+            "phase",
+            409,
+        )
+    if tournament.phase == Phase.FINISHED:
+        raise refusal(_("the game is over: nobody is replaced"), "phase", 409)
+    player = _player_of(tournament, player_id)
+    new_name = _clean_name(tournament, name, player=player)
+    old_name, player.name = player.name, new_name
+    player.save(update_fields=["name"])
+    log_write(
+        tournament,
+        actor=actor,
+        action="player_replaced",
+        now=now,
+        player=player.pk,
+        old_name=old_name,
+        name=new_name,
+        clan=player.clan,
+        role=player.role,
+        army=player.army.code if player.army else None,
+    )
+    player.tournament = tournament
+    services.player_token_reissue(player=player, actor=actor, now=now)
+    announce(tournament, "players", player=player.pk)
+    return player
+
+
+# --- What is left of the line-up ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ClanPlaces:
+    """A clan's registered roles and the ones R1 still leaves it (this clan alone)."""
+
+    clan: str
+    registered: tuple[Role, ...]
+    open: tuple[Role, ...]
+
+
+def lineup_places(*, tournament: Tournament) -> list[ClanPlaces]:
+    """Each clan in the game: who is registered and what R1 still allows it to take.
+
+    Where some clans are one member fewer (R1 b), a clan may take a full line-up only while
+    fewer clans than allowed have one; so the places of several clans are not all open at
+    once, and the page says so beside them.
+    """
+    shape = tournament_shape(tournament)
+    registered = registered_roles(tournament.players.all())
+    places: list[ClanPlaces] = []
+    for clan in shape.clans:
+        trial = {c: list(r) for c, r in registered.items()}
+        opened: list[Role] = []
+        for role in dict.fromkeys(shape.full):
+            while True:
+                trial.setdefault(clan, []).append(role)
+                if lineup_admits(shape, trial):
+                    trial[clan].pop()
+                    break
+                opened.append(role)
+        places.append(ClanPlaces(clan, tuple(registered.get(clan, ())), tuple(opened)))
+    return places
