@@ -17,6 +17,7 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -107,8 +108,7 @@ def _account_named(username: str) -> AbstractBaseUser:
     ).first()
     if user is None:
         raise refusal(
-            _('username: there is no account "%(name)s" (invite a new judge instead)')
-            % {"name": name},
+            _('username: there is no account "%(name)s"') % {"name": name},
             "not_found",
             404,
         )
@@ -136,6 +136,42 @@ def _judge_of(tournament: Tournament, user_id: int) -> AbstractBaseUser:
             _("there is no judge %(id)s in this tournament") % {"id": user_id}, "not_found", 404
         )
     return user
+
+
+def _username_free(username: str, *, taken: str) -> str:
+    """``username`` cleaned as the user model wants it; refused if an account has it.
+
+    Names differing only in case are refused too: two judges "anna" and "Anna" would be
+    told apart by nobody in the log.
+    """
+    user_model = get_user_model()
+    name = username.strip()
+    if not name:
+        raise refusal(_("username: give the new judge a user name"), "username")
+    field = user_model._meta.get_field(user_model.USERNAME_FIELD)
+    try:
+        name = field.clean(name, None)
+    except ValidationError as error:
+        raise refusal(
+            _("username: %(problem)s") % {"problem": " ".join(error.messages)}, "username"
+        ) from error
+    found = user_model._default_manager.filter(
+        **{f"{user_model.USERNAME_FIELD}__iexact": name}
+    ).first()
+    if found is not None:
+        raise refusal(taken % {"name": found.get_username()}, "username_taken", 409)
+    return str(name)
+
+
+def _refuse_weak_password(password: str, user: AbstractBaseUser) -> None:
+    if not password:
+        raise refusal(_("password: give a password"), "password")
+    try:
+        validate_password(password, user)
+    except ValidationError as error:
+        raise refusal(
+            _("password: %(problem)s") % {"problem": " ".join(error.messages)}, "password"
+        ) from error
 
 
 def _invitation(user: AbstractBaseUser) -> JudgeInvitation:
@@ -173,30 +209,14 @@ def judge_invite(
 ) -> JudgeInvitation:
     """A new account, without a password, judging the tournament; its one-time link."""
     tournament = tournament_lock(tournament_id)
+    name = _username_free(
+        username,
+        taken=_(
+            'username: there is already an account "%(name)s"; add it as an existing '
+            "account, or choose another name"
+        ),
+    )
     user_model = get_user_model()
-    name = username.strip()
-    if not name:
-        raise refusal(_("username: give the new judge a user name"), "username")
-    field = user_model._meta.get_field(user_model.USERNAME_FIELD)
-    try:
-        name = field.clean(name, None)
-    except ValidationError as error:
-        raise refusal(
-            _("username: %(problem)s") % {"problem": " ".join(error.messages)}, "username"
-        ) from error
-    taken = user_model._default_manager.filter(
-        **{f"{user_model.USERNAME_FIELD}__iexact": name}
-    ).first()
-    if taken is not None:
-        raise refusal(
-            _(
-                'username: there is already an account "%(name)s"; add it as an existing '
-                "account, or choose another name"
-            )
-            % {"name": taken.get_username()},
-            "username_taken",
-            409,
-        )
     # No password: the account is entered only through the link until its owner sets one.
     user = user_model._default_manager.create_user(
         **{user_model.USERNAME_FIELD: name}, password=None
@@ -270,6 +290,43 @@ def judge_remove(*, tournament_id: int, user_id: int, actor: Actor, now: datetim
         user=user.pk,
     )
     backup_on_commit(reason="judges")
+
+
+# --- Accounts (manage.py createjudge) --------------------------------------------------------
+
+
+@transaction.atomic
+def judge_account_create(*, username: str, password: str) -> AbstractBaseUser:
+    """A new active account with ``password`` (checked by the site's password rules).
+
+    It judges nothing yet: it becomes the judge of the tournaments it sets up, or is added
+    to others by their judges.
+    """
+    name = _username_free(
+        username,
+        taken=_(
+            'username: there is already an account "%(name)s" (--reset-password gives it a '
+            "new password)"
+        ),
+    )
+    user_model = get_user_model()
+    _refuse_weak_password(password, user_model(**{user_model.USERNAME_FIELD: name}))
+    user: AbstractBaseUser = user_model._default_manager.create_user(
+        **{user_model.USERNAME_FIELD: name}, password=password
+    )
+    backup_on_commit(reason="judges")
+    return user
+
+
+@transaction.atomic
+def judge_account_password_set(*, username: str, password: str) -> AbstractBaseUser:
+    """A new password for an existing active account (its sessions end)."""
+    user = _account_named(username)
+    _refuse_weak_password(password, user)
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    backup_on_commit(reason="judges")
+    return user
 
 
 # --- API keys ---------------------------------------------------------------------------------
