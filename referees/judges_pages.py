@@ -145,6 +145,16 @@ def _tournament(
     return judge_or_refusal(request, tournament_id, judges_only=str(JUDGES_ONLY))
 
 
+def _chosen(request: HttpRequest, name: str) -> int | None:
+    """The id a form (POST) or a link (GET) names in ``name``; None when it is no id."""
+    value = (request.POST if request.method == "POST" else request.GET).get(name, "")
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 12 else None
+
+
+def _not_chosen(request: HttpRequest, what: str) -> HttpResponse:
+    return problem_page(request, 400, _("Bad request"), what)
+
+
 @never_cache
 @require_safe
 def judges_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
@@ -212,14 +222,17 @@ def judge_invite_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
 
 @never_cache
 @require_http_methods(["GET", "POST"])
-def judge_link_page(request: HttpRequest, tournament_id: int, user_id: int) -> HttpResponse:
-    """A new one-time link for a judge who lost his before choosing a password."""
+def judge_link_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    """A new one-time link for a judge (``judge``) who lost his before choosing a password."""
     tournament, refusal = _tournament(request, tournament_id)
     if refusal is not None:
         return refusal
     assert tournament is not None
     if request.method != "POST":
         return redirect(_judges_url(tournament))
+    user_id = _chosen(request, "judge")
+    if user_id is None:
+        return _not_chosen(request, _("judge: say which judge, by his number"))
     try:
         invitation = judge_link_renew(
             tournament_id=tournament.pk, user_id=user_id, actor=_actor(request), now=timezone.now()
@@ -230,7 +243,13 @@ def judge_link_page(request: HttpRequest, tournament_id: int, user_id: int) -> H
 
 
 def _confirm(
-    request: HttpRequest, tournament: Tournament, *, question: str, explanation: str, button: str
+    request: HttpRequest,
+    tournament: Tournament,
+    *,
+    question: str,
+    explanation: str,
+    button: str,
+    field: tuple[str, int],
 ) -> HttpResponse:
     return render(
         request,
@@ -240,6 +259,8 @@ def _confirm(
             "question": question,
             "explanation": explanation,
             "button": button,
+            "field_name": field[0],
+            "field_value": field[1],
             "cancel_url": _judges_url(tournament),
         },
     )
@@ -247,12 +268,15 @@ def _confirm(
 
 @never_cache
 @require_http_methods(["GET", "POST"])
-def judge_remove_page(request: HttpRequest, tournament_id: int, user_id: int) -> HttpResponse:
-    """GET asks "Remove X?"; POST removes him (never the last judge)."""
+def judge_remove_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    """GET ``?judge=<id>`` asks "Remove X?"; POST removes him (never the last judge)."""
     tournament, refusal = _tournament(request, tournament_id)
     if refusal is not None:
         return refusal
     assert tournament is not None
+    user_id = _chosen(request, "judge")
+    if user_id is None:
+        return _not_chosen(request, _("judge: say which judge, by his number"))
     judge = next((j for j in tournament_judges(tournament=tournament) if j.pk == user_id), None)
     if judge is None:
         return problem_page(
@@ -267,7 +291,11 @@ def judge_remove_page(request: HttpRequest, tournament_id: int, user_id: int) ->
         return _confirm(
             request,
             tournament,
-            question=_("Remove %(name)s as a judge?") % {"name": name},
+            question=(
+                _("Remove yourself as a judge of this tournament?")
+                if me
+                else _("Remove %(name)s as a judge?") % {"name": name}
+            ),
             explanation=(
                 _("You will no longer be able to open this tournament's console.")
                 if me
@@ -278,6 +306,7 @@ def judge_remove_page(request: HttpRequest, tournament_id: int, user_id: int) ->
                 % {"name": name}
             ),
             button=_("Remove %(name)s") % {"name": name},
+            field=("judge", judge.pk),
         )
     try:
         judge_remove(
@@ -331,12 +360,15 @@ def _key_name(judge_key: JudgeKey) -> str:
 
 @never_cache
 @require_http_methods(["GET", "POST"])
-def judge_key_revoke_page(request: HttpRequest, tournament_id: int, key_id: int) -> HttpResponse:
-    """GET asks "Revoke the key?"; POST revokes it: it stops working at once."""
+def judge_key_revoke_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    """GET ``?key=<id>`` asks "Revoke the key?"; POST revokes it: it stops working at once."""
     tournament, refusal = _tournament(request, tournament_id)
     if refusal is not None:
         return refusal
     assert tournament is not None
+    key_id = _chosen(request, "key")
+    if key_id is None:
+        return _not_chosen(request, _("key: say which API key, by its number"))
     user = request.user
     assert isinstance(user, AbstractBaseUser)
     judge_key = next((k for k in user_judge_keys(user=user) if k.pk == key_id), None)
@@ -354,6 +386,7 @@ def judge_key_revoke_page(request: HttpRequest, tournament_id: int, key_id: int)
                 "A revoked key cannot be restored; make a new one instead."
             ),
             button=_("Revoke the key"),
+            field=("key", judge_key.pk),
         )
     try:
         judge_key_revoke(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,11 @@ def _url(name: str, game: Game, *args: Any) -> str:
     return reverse(f"referees:{name}", args=[game.id, *args])
 
 
+def _ask(name: str, game: Game, pk: int) -> str:
+    """The address of a removal's or a revocation's "are you sure" page."""
+    return f"{_url(name, game)}?{'key' if name == 'judge_key_revoke' else 'judge'}={pk}"
+
+
 def _names(game: Game) -> list[str]:
     return [u.get_username() for u in tournament_judges(tournament=game.refresh())]
 
@@ -48,7 +54,7 @@ def test_the_page_lists_the_judges_and_offers_the_forms(judge_client: Client, ga
     assert 'id="key-create-form"' in html
     assert "judge" in html
     # The only judge cannot be removed: no button for it.
-    assert _url("judge_remove", game, game.judge.pk) not in html
+    assert _ask("judge_remove", game, game.judge.pk) not in html
 
 
 def test_the_page_sends_a_signed_out_visitor_to_the_sign_in_page(
@@ -71,11 +77,12 @@ def test_a_signed_in_non_judge_is_refused_everything_with_403(
         ("get", _url("judges", game), {}),
         ("post", _url("judge_add", game), {"add-username": "bystander"}),
         ("post", _url("judge_invite", game), {"invite-username": "intruder"}),
-        ("get", _url("judge_remove", game, game.judge.pk), {}),
-        ("post", _url("judge_remove", game, game.judge.pk), {}),
-        ("post", _url("judge_link", game, game.judge.pk), {}),
+        ("get", _ask("judge_remove", game, game.judge.pk), {}),
+        ("post", _url("judge_remove", game), {"judge": game.judge.pk}),
+        ("post", _url("judge_link", game), {"judge": game.judge.pk}),
         ("post", _url("judge_key_create", game), {"key-label": "x"}),
-        ("post", _url("judge_key_revoke", game, issued.judge_key.pk), {}),
+        ("get", _ask("judge_key_revoke", game, issued.judge_key.pk), {}),
+        ("post", _url("judge_key_revoke", game), {"key": issued.judge_key.pk}),
     ]
     for method, url, data in attempts:
         answer = getattr(client, method)(url, data)
@@ -140,8 +147,8 @@ def test_a_pending_judge_can_get_a_new_link(judge_client: Client, game: Game) ->
     judge_client.post(_url("judge_invite", game), {"invite-username": "second"})
     second = next(u for u in tournament_judges(tournament=game.refresh()) if u.pk != game.judge.pk)
     html = judge_client.get(_url("judges", game)).content.decode()
-    assert _url("judge_link", game, second.pk) in html
-    answer = judge_client.post(_url("judge_link", game, second.pk))
+    assert f'name="judge" value="{second.pk}"' in html
+    answer = judge_client.post(_url("judge_link", game), {"judge": second.pk})
     assert answer.status_code == 200
     assert "/accounts/welcome/" in answer.content.decode()
 
@@ -153,18 +160,18 @@ def test_removing_asks_first_then_removes(
         tournament_id=game.id, username="bystander", actor=game.judge_actor, now=timezone.now()
     )
     page = judge_client.get(_url("judges", game)).content.decode()
-    assert _url("judge_remove", game, other_user.pk) in page
-    asked = judge_client.get(_url("judge_remove", game, other_user.pk))
+    assert _ask("judge_remove", game, other_user.pk) in page
+    asked = judge_client.get(_ask("judge_remove", game, other_user.pk))
     assert asked.status_code == 200
     assert "Remove bystander as a judge?" in asked.content.decode()
     assert _names(game) == ["bystander", "judge"]
-    done = judge_client.post(_url("judge_remove", game, other_user.pk))
+    done = judge_client.post(_url("judge_remove", game), {"judge": other_user.pk})
     assert done.status_code == 302
     assert _names(game) == ["judge"]
 
 
 def test_removing_the_last_judge_is_refused_on_the_page(judge_client: Client, game: Game) -> None:
-    answer = judge_client.post(_url("judge_remove", game, game.judge.pk))
+    answer = judge_client.post(_url("judge_remove", game), {"judge": game.judge.pk})
     assert answer.status_code == 409
     assert "only judge" in answer.content.decode()
     assert _names(game) == ["judge"]
@@ -176,7 +183,7 @@ def test_a_judge_who_removes_himself_leaves_the_page(
     judge_add(
         tournament_id=game.id, username="bystander", actor=game.judge_actor, now=timezone.now()
     )
-    answer = judge_client.post(_url("judge_remove", game, game.judge.pk))
+    answer = judge_client.post(_url("judge_remove", game), {"judge": game.judge.pk})
     assert answer.status_code == 302
     assert answer["Location"] != _url("judges", game)
     assert _names(game) == ["bystander"]
@@ -186,7 +193,43 @@ def test_a_judge_who_removes_himself_leaves_the_page(
 def test_removing_someone_who_is_not_a_judge_is_404(
     judge_client: Client, game: Game, other_user: AbstractBaseUser
 ) -> None:
-    assert judge_client.get(_url("judge_remove", game, other_user.pk)).status_code == 404
+    assert judge_client.get(_ask("judge_remove", game, other_user.pk)).status_code == 404
+    assert (
+        judge_client.post(_url("judge_remove", game), {"judge": other_user.pk}).status_code == 404
+    )
+
+
+@pytest.mark.parametrize("value", ["", "abc", "-1", "١٢", "9" * 40])
+def test_a_removal_or_revocation_naming_no_number_is_400(
+    judge_client: Client, game: Game, value: str
+) -> None:
+    for name, field in (("judge_remove", "judge"), ("judge_key_revoke", "key")):
+        assert judge_client.get(_url(name, game), {field: value}).status_code == 400
+        assert judge_client.post(_url(name, game), {field: value}).status_code == 400
+    assert judge_client.post(_url("judge_link", game), {"judge": value}).status_code == 400
+
+
+def test_the_console_shows_the_judges_and_links_to_their_page(
+    judge_client: Client, game: Game, other_user: AbstractBaseUser
+) -> None:
+    judge_add(
+        tournament_id=game.id, username="bystander", actor=game.judge_actor, now=timezone.now()
+    )
+    html = judge_client.get(_url("judge", game)).content.decode()
+    assert re.search(r'id="judges-names">\s*bystander, judge\s*<', html)
+    assert f'href="{_url("judges", game)}"' in html
+    config = re.search(r'<script id="judge-config" type="application/json">(.*?)</script>', html)
+    assert config
+    actions = json.loads(config.group(1))["logActions"]
+    for action in (
+        "judge_added",
+        "judge_invited",
+        "judge_link_renewed",
+        "judge_removed",
+        "judge_key_created",
+        "judge_key_revoked",
+    ):
+        assert actions[action] != action
 
 
 def test_a_new_key_is_shown_once_with_its_header_and_revoked_after_asking(
@@ -204,10 +247,12 @@ def test_a_new_key_is_shown_once_with_its_header_and_revoked_after_asking(
     assert api.get(f"/tournaments/{game.id}/state", token=key.group(1)).status_code == 200
 
     judge_key = JudgeKey.objects.get(user=game.judge, label="laptop")
-    asked = judge_client.get(_url("judge_key_revoke", game, judge_key.pk))
+    asked = judge_client.get(_ask("judge_key_revoke", game, judge_key.pk))
     assert asked.status_code == 200
     assert "Revoke API key" in asked.content.decode()
-    assert judge_client.post(_url("judge_key_revoke", game, judge_key.pk)).status_code == 302
+    assert (
+        judge_client.post(_url("judge_key_revoke", game), {"key": judge_key.pk}).status_code == 302
+    )
     assert api.get(f"/tournaments/{game.id}/state", token=key.group(1)).status_code == 401
     logged = LogEntry.objects.filter(tournament=game.tournament, action__startswith="judge_key")
     assert [e.action for e in logged.order_by("id")] == ["judge_key_created", "judge_key_revoked"]
@@ -226,7 +271,10 @@ def test_another_users_key_cannot_be_revoked_here(
     issued = judge_key_issue(
         user=other_user, tournament_id=game.id, label="", actor=game.judge_actor, now=timezone.now()
     )
-    assert judge_client.post(_url("judge_key_revoke", game, issued.judge_key.pk)).status_code == 404
+    assert (
+        judge_client.post(_url("judge_key_revoke", game), {"key": issued.judge_key.pk}).status_code
+        == 404
+    )
     assert judge_key_user(issued.key) == other_user
 
 
