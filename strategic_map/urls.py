@@ -7,6 +7,5 @@ from strategic_map import views
 app_name = "strategic_map"
 
 urlpatterns = [
-    path("", views.home, name="home"),
     path("maps/<slug:slug>/", views.map_page, name="map"),
 ]

@@ -5,13 +5,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
-from strategic_map.selectors import map_detail, map_list
-
-
-@require_safe
-def home(request: HttpRequest) -> HttpResponse:
-    """The loaded maps, with their province and border counts."""
-    return render(request, "strategic_map/home.html", {"maps": map_list()})
+from strategic_map.selectors import map_detail
 
 
 @require_safe
