@@ -93,6 +93,9 @@ def test_merely_opening_the_link_does_not_spend_it(invitation: JudgeInvitation) 
         "/accounts/welcome/!!!/abc-def/",
         "/accounts/welcome/OTk5OTk5/abc-def/",
         "/accounts/welcome/Mg/set-password/",
+        # An id too large for the database, and bytes that are no text.
+        "/accounts/welcome/OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5/abc-def/",
+        "/accounts/welcome/__4/abc-def/",
     ],
 )
 def test_a_forged_link_is_refused_with_410_not_500(client: Client, path: str) -> None:
