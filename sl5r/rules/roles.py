@@ -203,6 +203,88 @@ def general_visible_provinces(game_map: GameMap, province: str | None) -> frozen
     return frozenset({province}) | game_map.neighbours.get(province, frozenset())
 
 
+@dataclass(frozen=True, slots=True)
+class StartProblem:
+    """Why a clan's declared starting provinces are not allowed (R3.2), as data: the
+    adapters word it in the reader's language (``starting_positions_check`` in English).
+
+    ``code`` is one of:
+
+    - ``unknown_province``: ``provinces[index]`` (``province``) is not on the map;
+    - ``not_home``: ``province`` is not a home province of the clan;
+    - ``impassable``: ``province`` is a home province nothing may enter;
+    - ``same_province``: ``province`` is declared for a second army;
+    - ``too_many``: ``have`` armies for the clan's ``allowed`` home provinces;
+    - ``castles_first``: a province without a castle is used while the castle home
+      provinces in ``provinces`` are not.
+    """
+
+    code: str
+    index: int | None = None
+    province: str | None = None
+    provinces: tuple[str, ...] = ()
+    have: int = 0
+    allowed: int = 0
+
+
+def starting_positions_problems(
+    game_map: GameMap,
+    clan: str,
+    provinces: Sequence[str],
+    *,
+    excluded_clans: frozenset[str] = frozenset(),
+) -> list[StartProblem]:
+    """R3.2: every problem with a clan's declared starting provinces (empty when allowed).
+
+    Armies start in different home provinces of their clan, castle provinces first: a
+    province without a castle may be used only once every castle home province is.
+    """
+    problems: list[StartProblem] = []
+    homes = game_map.home_provinces.get(clan, ())
+    blocked = game_map.blocked_provinces(excluded_clans)
+    seen: set[str] = set()
+    for i, pid in enumerate(provinces):
+        code = None
+        if pid not in game_map.provinces:
+            code = "unknown_province"
+        elif pid not in homes:
+            code = "not_home"
+        elif pid in blocked:
+            code = "impassable"
+        elif pid in seen:
+            code = "same_province"
+        if code is not None:
+            problems.append(StartProblem(code, index=i, province=pid))
+        seen.add(pid)
+    if len(provinces) > len(homes):
+        problems.append(StartProblem("too_many", have=len(provinces), allowed=len(homes)))
+    castles = [pid for pid in homes if pid in game_map.castles and pid not in blocked]
+    plain_used = [pid for pid in seen if pid in homes and pid not in game_map.castles]
+    unused_castles = [pid for pid in castles if pid not in seen]
+    if plain_used and unused_castles:
+        problems.append(StartProblem("castles_first", provinces=tuple(unused_castles)))
+    return problems
+
+
+def start_problem_english(game_map: GameMap, clan: str, problem: StartProblem) -> str:
+    """A ``StartProblem`` in English, as the engine's callers have always read it."""
+    place = f"provinces[{problem.index}]"
+    found = game_map.provinces.get(problem.province or "")
+    name = found.name if found is not None else ""
+    if problem.code == "unknown_province":
+        return f'{place}: there is no province "{problem.province}"'
+    if problem.code == "not_home":
+        return f"{place}: {name} is not a {clan} home province"
+    if problem.code == "impassable":
+        return f"{place}: {name} is impassable"
+    if problem.code == "same_province":
+        return f"{place}: two armies may not start in the same province"
+    if problem.code == "too_many":
+        return f"{problem.have} armies but only {problem.allowed} home provinces"
+    names = ", ".join(game_map.provinces[pid].name for pid in problem.provinces)
+    return f"castle provinces first: {names} must be used before a province without a castle"
+
+
 def starting_positions_check(
     game_map: GameMap,
     clan: str,
@@ -210,39 +292,14 @@ def starting_positions_check(
     *,
     excluded_clans: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """R3.2: every problem with a clan's declared starting provinces (empty when allowed).
-
-    Armies start in different home provinces of their clan, castle provinces first: a
-    province without a castle may be used only once every castle home province is.
-    """
-    problems: list[str] = []
-    homes = game_map.home_provinces.get(clan, ())
-    blocked = game_map.blocked_provinces(excluded_clans)
-    seen: set[str] = set()
-    for i, pid in enumerate(provinces):
-        place = f"provinces[{i}]"
-        if pid not in game_map.provinces:
-            problems.append(f'{place}: there is no province "{pid}"')
-        elif pid not in homes:
-            problems.append(
-                f"{place}: {game_map.provinces[pid].name} is not a {clan} home province"
-            )
-        elif pid in blocked:
-            problems.append(f"{place}: {game_map.provinces[pid].name} is impassable")
-        elif pid in seen:
-            problems.append(f"{place}: two armies may not start in the same province")
-        seen.add(pid)
-    if len(provinces) > len(homes):
-        problems.append(f"{len(provinces)} armies but only {len(homes)} home provinces")
-    castles = [pid for pid in homes if pid in game_map.castles and pid not in blocked]
-    plain_used = [pid for pid in seen if pid in homes and pid not in game_map.castles]
-    unused_castles = [pid for pid in castles if pid not in seen]
-    if plain_used and unused_castles:
-        names = ", ".join(game_map.provinces[pid].name for pid in unused_castles)
-        problems.append(
-            f"castle provinces first: {names} must be used before a province without a castle"
+    """R3.2: every problem with a clan's declared starting provinces, in English (empty
+    when allowed); ``starting_positions_problems`` gives them as data."""
+    return [
+        start_problem_english(game_map, clan, problem)
+        for problem in starting_positions_problems(
+            game_map, clan, provinces, excluded_clans=excluded_clans
         )
-    return problems
+    ]
 
 
 @dataclass(frozen=True, slots=True)
