@@ -7,6 +7,7 @@ Daimyo gets his own army, his province and the provinces next to it, and nothing
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -174,10 +175,15 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
     sight = viewer_sight(tournament, viewer, roles)
     armies = {a.code: a for a in Army.objects.filter(campaign=campaign)}
     placed: dict[str, Any] = campaign.board.get("armies", {})
+    # R3.1: until negotiation a clan's declared positions are its own: a player sees his
+    # clan's armies only (as far as R1.1 lets him), the public none; judges see them all.
+    secret_clan = _positions_secret_from(tournament, viewer)
     visible_armies = []
     for code, spot in placed.items():
         army = armies.get(code)
         if army is None:
+            continue
+        if secret_clan is not None and army.clan != secret_clan:
             continue
         if sight.all_armies or code == sight.own_army:
             visible_armies.append(_army_row(code, army.clan, spot))
@@ -267,6 +273,13 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
         )
     if viewer.kind == "judge" and last is not None and last.result:
         state["last_draws"] = last.result.get("draws", [])
+    # R3.1: which clans have declared their starting positions (every clan for a judge, his
+    # own for a player), never where.
+    declared = declared_clans(armies.values(), placed)
+    if viewer.kind == "judge":
+        state["declared_clans"] = declared
+    elif viewer.player is not None:
+        state["declared_clans"] = {viewer.player.clan: declared.get(viewer.player.clan, False)}
     if sight.own_army and last is not None and last.result:
         state["last_order"] = _own_rejection(last, sight.own_army)
     if viewer.kind == "player":
@@ -281,6 +294,28 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
     if sight.scores:
         state["score_history"] = score_history(tournament=tournament)
     return state
+
+
+SECRET_POSITION_PHASES = frozenset(
+    {Tournament.Phase.SETUP, Tournament.Phase.PLANNING, Tournament.Phase.DEPLOYMENT}
+)
+
+
+def _positions_secret_from(tournament: Tournament, viewer: Viewer) -> str | None:
+    """Before negotiation, the only clan whose armies ``viewer`` may see: his own (``""``
+    for the public: none); None when nothing is held back (judges, and from negotiation on).
+    """
+    if viewer.kind == "judge" or tournament.phase not in SECRET_POSITION_PHASES:
+        return None
+    return viewer.player.clan if viewer.player is not None else ""
+
+
+def declared_clans(armies: Iterable[Army], placed: Mapping[str, Any]) -> dict[str, bool]:
+    """R3.1: each clan with armies, and whether every one of them has a starting position."""
+    declared: dict[str, bool] = {}
+    for army in armies:
+        declared[army.clan] = declared.get(army.clan, True) and army.code in placed
+    return {clan: declared[clan] for clan in CLANS if clan in declared}
 
 
 def _player_row(player: Player) -> dict[str, Any]:
