@@ -213,7 +213,9 @@ function renderLastRejection() {
 function renderArmy(army) {
   renderLastRejection();
   if (!army) {
-    ui.armyLine.textContent = S["army-unknown"];
+    // Before the turns an army has no place until its clan declares one (R3).
+    const starting = ["setup", "planning", "deployment"].includes(state.tournament.clock.phase);
+    ui.armyLine.textContent = starting ? S["army-not-placed"] : S["army-unknown"];
     return;
   }
   if (!army.province) {

@@ -14,6 +14,7 @@
  *                                 returns {refresh(), isLive(), isOver()}
  *   isNetworkFailure(error)       the request never reached the server (no ApiError)
  *   renderInstructions(list, instructions, S, state)  a Daimyo's written instructions (R1.1)
+ *   renderStartPanel(panel, state, offsetMs)  what happens now and next before the turns (R3)
  */
 
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
@@ -249,6 +250,43 @@ export function renderInstructions(list, instructions, S, state) {
   list.replaceChildren(...items);
 }
 
+function setText(node, text) {
+  if (node && node.textContent !== text) node.textContent = text;
+}
+
+/**
+ * What happens now and next before the turns (R3), in `panel` (#start-panel of
+ * referees/start_panel.html): the texts of the state's phase from its data-now-<phase> and
+ * data-next-<phase>, `{time}` the phase's countdown. The player who declares for his clan
+ * (data-declares) gets the link to the positions page, saying whether his clan has declared
+ * (state.declared_clans); the others a line saying it. Hidden once the turns run.
+ */
+export function renderStartPanel(panel, state, offsetMs = 0) {
+  if (!panel || !state) return;
+  const phase = state.tournament.clock.phase;
+  const text = (key) => panel.getAttribute(`data-${key}`);
+  const now = text(`now-${phase}`);
+  panel.hidden = !now;
+  if (!now) return;
+  const time = formatClock(remainingSeconds(state, offsetMs));
+  setText(panel.querySelector("#start-now"), fmt(now, { time }));
+  setText(panel.querySelector("#start-next"), fmt(text(`next-${phase}`) || "", { time }));
+  const declaring = phase === "planning" || phase === "deployment";
+  const declared = Boolean((state.declared_clans || {})[panel.dataset.clan]);
+  const link = panel.querySelector("#positions-link");
+  if (link) {
+    link.hidden = !declaring;
+    link.classList.toggle("is-primary", !declared);
+    link.classList.toggle("is-done", declared);
+    setText(link, declared ? fmt(text(`declared-${phase}`) || "", { time }) : text("declare"));
+  }
+  const status = panel.querySelector("#start-status");
+  if (status) {
+    status.hidden = !declaring;
+    setText(status, text(declared ? "clan-declared" : "clan-undeclared") || "");
+  }
+}
+
 /** The state once more over HTTP (after an order, in case the live update is slow). */
 export async function fetchState(tournamentId) {
   return apiCall("GET", `/tournaments/${tournamentId}/state`);
@@ -268,6 +306,7 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChang
   let offsetMs = 0;
   let live = false;
   let over = false;
+  const startPanel = $("start-panel");
 
   function changed() {
     const nowOver = turnOver(current, offsetMs);
@@ -284,6 +323,7 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChang
     if (meta && Number.isFinite(meta.serverOffsetMs)) offsetMs = meta.serverOffsetMs;
     changed();
     onState(next);
+    renderStartPanel(startPanel, current, offsetMs);
   }
 
   const liveLabel = $("live-status");
@@ -307,6 +347,7 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChang
   // The deadline passes between two states: the page hears of it from this tick.
   window.setInterval(() => {
     if (changed()) onChange({ live, over });
+    renderStartPanel(startPanel, current, offsetMs);
   }, 250);
   connectLive({ tournamentId, onState: received, onStatus });
   return {
