@@ -86,7 +86,8 @@ def make_running_tournament(django_user_model: Any) -> Callable[..., Tournament]
 
     ``now`` is when everything happened (turn 1's deadline is ``now + turn_seconds``), so a
     ``now`` in the past gives a tournament whose deadline passed while nothing was running.
-    Every clan has ``player_count / 8`` Generals, starting in castle home provinces first.
+    Every clan has ``player_count / 8`` Generals and nobody else, starting in castle home
+    provinces first: R1 gives that line-up for 8, 16 and 24 players (24 with three Generals).
     """
     from django.utils import timezone
 
@@ -113,6 +114,8 @@ def make_running_tournament(django_user_model: Any) -> Callable[..., Tournament]
         name: str = "",
     ) -> Tournament:
         nonlocal made
+        if player_count not in (8, 16, 24):
+            raise ValueError("player_count: 8, 16 or 24 (R1: Generals only)")
         made += 1
         now = now or timezone.now()
         graph = rokugan_map()
@@ -127,6 +130,7 @@ def make_running_tournament(django_user_model: Any) -> Callable[..., Tournament]
             now=now,
             turn_seconds=turn_seconds,
             turns_total=turns_total,
+            three_variant="three_generals" if player_count == 24 else "generals_and_daimyo",
         )
         per_clan = player_count // len(CLANS)
         for clan in CLANS:

@@ -1,9 +1,10 @@
 """A tournament in play for the abuse tests, built on the referees' and battles' test games.
 
-``scene`` is 24 players on the bundled map (``MIXED_LINEUP``: the Crab have a Daimyo and a
-Karo, the Crane a Daimyo, every other clan two Generals), turn 1 played with ``unicorn-2``
-marching into ``lion-akodo``, where it met ``lion-1``: a battle table is open there
-(``meeting``) and turn 2 is open. Everyone's bearer credentials are at hand.
+``scene`` is 20 players on the bundled map (``MIXED_LINEUP``, R1 b: the Crab, Crane, Phoenix
+and Shadowlands have two Generals and a Daimyo, every other clan two Generals and no Daimyo),
+turn 1 played with ``unicorn-2`` marching into ``lion-akodo``, where it met ``lion-1``: a
+battle table is open there (``meeting``) and turn 2 is open. Everyone's bearer credentials
+are at hand.
 
 ``served_site`` is a real ``manage.py serve`` on the test database, started once per module
 and shared by its tests (they commit their data: ``transaction=True``).
@@ -23,7 +24,7 @@ from referees.access import judge_key_create
 from tests.abuse.served import Served
 from tests.battles.conftest import meet
 from tests.referees import conftest as referee_fixtures
-from tests.referees.conftest import MIXED_LINEUP, Game
+from tests.referees.conftest import MIXED_LINEUP, MIXED_PLAYERS, Game
 
 # The referees' fixtures, by assignment (an import would read as redefined by their users).
 _clear_cache = referee_fixtures._clear_cache
@@ -51,7 +52,7 @@ class Scene:
 
 @pytest.fixture
 def scene(make_game: Callable[..., Game]) -> Scene:
-    game = make_game(24, lineup=MIXED_LINEUP)
+    game = make_game(MIXED_PLAYERS, lineup=MIXED_LINEUP)
     battle = meet(game)  # unicorn-2 into lion-akodo: turn 1 played, a table opens
     key = judge_key_create(user=game.judge, label="abuse tests").key
     return Scene(game=game, judge_key=key, battle=battle)

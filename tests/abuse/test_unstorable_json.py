@@ -379,31 +379,40 @@ def test_the_excluded_shadowlands_need_no_homes(judge_user: AbstractBaseUser) ->
 
 
 def test_a_general_the_map_cannot_seat_is_not_registered(judge_user: AbstractBaseUser) -> None:
-    # given: a map where the Crab have two home provinces, for 16 players (two Generals each)
+    # given: 15 players (R1 b: seven clans of two Generals, one clan of one, whichever it is)
+    # on a map where the Unicorn have one home province: enough for R1's proposal, where the
+    # Unicorn are the smaller clan, so the tournament is created
     data = rokugan_map().to_dict()
-    crab = [p for p in data["provinces"] if p["home_clan"] == "crab"]
-    for province in [p for p in crab if not p["castle"]][: len(crab) - 2]:
-        province["home_clan"] = None
-    game_map = map_import(slug="small-crab", data=data)
+    unicorn = [p for p in data["provinces"] if p["home_clan"] == "unicorn"]
+    kept = next(p for p in unicorn if p["castle"])
+    for province in unicorn:
+        if province is not kept:
+            province["home_clan"] = None
+    game_map = map_import(slug="small-unicorn", data=data)
     tournament = services.tournament_create(
-        name="t", judge=judge_user, game_map=game_map, player_count=16, now=_now()
+        name="t", judge=judge_user, game_map=game_map, player_count=15, now=_now()
     )
     actor = Actor.of_user(judge_user)
 
     def register(n: int, role: str = "general") -> Any:
         return services.player_register(
-            tournament=tournament, name=f"Crab {n}", clan="crab", role=role, actor=actor, now=_now()
+            tournament=tournament,
+            name=f"Unicorn {n}",
+            clan="unicorn",
+            role=role,
+            actor=actor,
+            now=_now(),
         )
 
     register(1)
-    register(2)
 
-    # when / then: a third General has nowhere to start (R1, R3.2)
+    # when / then: a second General fits R1 (the Unicorn may be a full clan) but has nowhere
+    # to start (R1, R3.2)
     with pytest.raises(TournamentError) as excinfo:
-        register(3)
+        register(2)
     assert excinfo.value.code == "map_seating"
-    assert "the crab have 2 home provinces on this map for 3 Generals" in excinfo.value.message
-    assert tournament.players.count() == 2
+    assert "the unicorn have 1 home provinces on this map for 2 Generals" in excinfo.value.message
+    assert tournament.players.count() == 1
 
 
 def test_a_tournament_whose_map_changed_under_it_does_not_start(

@@ -25,6 +25,7 @@ from tests.referees.conftest import (  # noqa: F401  (fixtures)
     api,
     game16,
     game24,
+    game_karo,
     game_mixed,
     judge_key,
     judge_user,

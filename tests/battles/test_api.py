@@ -92,31 +92,29 @@ def test_r1_1_a_judge_sees_every_table_with_its_state(
     assert [r["id"] for r in listed] == [battle.pk] and "state" not in listed[0]
 
 
-def test_r1_1_a_daimyo_with_a_karo_sees_no_battles_his_karo_does(
-    game_mixed: Game, api: Api
-) -> None:
-    # Crab: Daimyo and Karo; Crane: a Daimyo only.
-    battle = meet(game_mixed, "scorpion-2", "crab-hida")
-    crab_daimyo = token(game_mixed, game_mixed.player("crab", "daimyo"))
-    crab_karo = token(game_mixed, game_mixed.player("crab", "karo"))
-    assert api.get(path(game_mixed), token=crab_daimyo).json() == []
-    error(api.get(path(game_mixed, battle), token=crab_daimyo), 403)
-    rows = api.get(path(game_mixed), token=crab_karo).json()
+def test_r1_1_a_daimyo_with_a_karo_sees_no_battles_his_karo_does(game_karo: Game, api: Api) -> None:
+    # Crab: Daimyo and Karo; Crane: a Daimyo without a Karo.
+    battle = meet(game_karo, "scorpion-2", "crab-hida")
+    crab_daimyo = token(game_karo, game_karo.player("crab", "daimyo"))
+    crab_karo = token(game_karo, game_karo.player("crab", "karo"))
+    assert api.get(path(game_karo), token=crab_daimyo).json() == []
+    error(api.get(path(game_karo, battle), token=crab_daimyo), 403)
+    rows = api.get(path(game_karo), token=crab_karo).json()
     assert [r["id"] for r in rows] == [battle.pk]
     assert rows[0]["actions"] == [] and rows[0]["you"]["may_vote"] is False
     body = error(
-        api.post(path(game_mixed, battle, "/vote"), {"vote": "battle"}, token=crab_karo), 403
+        api.post(path(game_karo, battle, "/vote"), {"vote": "battle"}, token=crab_karo), 403
     )
     assert "General" in body["detail"]
 
-    crane_daimyo = token(game_mixed, game_mixed.player("crane", "daimyo"))
-    assert api.get(path(game_mixed), token=crane_daimyo).json() == []
-    move(game_mixed, "scorpion-1", "scorpion-soshi")
-    resolve(game_mixed)
-    move(game_mixed, "scorpion-1", "crane-kakita")
-    resolve(game_mixed)
-    crane_table = table(game_mixed, "crane-kakita")
-    rows = api.get(path(game_mixed), token=crane_daimyo).json()
+    crane_daimyo = token(game_karo, game_karo.player("crane", "daimyo"))
+    assert api.get(path(game_karo), token=crane_daimyo).json() == []
+    move(game_karo, "scorpion-1", "scorpion-soshi")
+    resolve(game_karo)
+    move(game_karo, "scorpion-1", "crane-kakita")
+    resolve(game_karo)
+    crane_table = table(game_karo, "crane-kakita")
+    rows = api.get(path(game_karo), token=crane_daimyo).json()
     assert [r["id"] for r in rows] == [crane_table.pk]  # R1.1: he watches his clan's battles
 
 

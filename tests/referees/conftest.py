@@ -6,7 +6,14 @@ bundled Rokugan map, a judge, the players of a line-up, then as far as the phase
 
 - ``game16``: 16 players, two Generals per clan, no Daimyo anywhere (everyone sees all);
 - ``game24``: 24 players, two Generals and a Daimyo per clan;
-- ``game_mixed``: Crab with Daimyo and Karo, Crane with a Daimyo, the others Generals only.
+- ``game_mixed``: 20 players (R1 b): the Crab, Crane, Phoenix and Shadowlands have two
+  Generals and a Daimyo, the Dragon, Lion, Scorpion and Unicorn two Generals and no Daimyo;
+- ``game_karo``: 36 players (R1 b): the Crab, Dragon, Phoenix and Shadowlands have three
+  Generals, a Daimyo and a Karo, the Crane, Lion, Scorpion and Unicorn three Generals and a
+  Daimyo without a Karo.
+
+R1 gives no line-up with a Karo and a clan without a Daimyo at once (a Karo needs five to a
+clan; a clan one fewer keeps its Daimyo), so a test needs one game or the other.
 
 ``api`` is a small JSON client for ``/api/...`` with bearer tokens; ``judge_key`` an API key.
 The cache (rate limits) is cleared around every test here.
@@ -38,10 +45,20 @@ from strategic_map.models import Map
 from strategic_map.services import map_import
 
 PHASES = ("setup", "planning", "negotiation", "running")
+# R1 (b) for 20 players: four clans of three (two Generals and a Daimyo), four of two.
+MIXED_PLAYERS = 20
+MIXED_DAIMYO_CLANS = ("crab", "crane", "phoenix", "shadowlands")
 MIXED_LINEUP: dict[str, Sequence[str]] = {
-    "crab": ("general", "general", "daimyo", "karo"),
-    "crane": ("general", "general", "daimyo"),
-    **{clan: ("general", "general") for clan in CLANS if clan not in ("crab", "crane")},
+    clan: ("general", "general", "daimyo") if clan in MIXED_DAIMYO_CLANS else ("general", "general")
+    for clan in CLANS
+}
+# R1 (b) for 36 players: four clans of five (three Generals, Daimyo, Karo), four of four
+# (the Karo dropped first).
+KARO_PLAYERS = 36
+KARO_CLANS = ("crab", "dragon", "phoenix", "shadowlands")
+KARO_LINEUP: dict[str, Sequence[str]] = {
+    clan: ("general", "general", "general", "daimyo") + (("karo",) if clan in KARO_CLANS else ())
+    for clan in CLANS
 }
 JUDGE_PASSWORD = "judge-password-1"
 
@@ -225,8 +242,16 @@ def game24(make_game: Callable[..., Game]) -> Game:
 
 @pytest.fixture
 def game_mixed(make_game: Callable[..., Game]) -> Game:
-    """Crab: Daimyo and Karo; Crane: a Daimyo; the rest: two Generals. Turn 1 is open."""
-    return make_game(24, lineup=MIXED_LINEUP)
+    """20 players: Crab, Crane, Phoenix, Shadowlands with a Daimyo, the rest two Generals
+    and no Daimyo. Turn 1 is open."""
+    return make_game(MIXED_PLAYERS, lineup=MIXED_LINEUP)
+
+
+@pytest.fixture
+def game_karo(make_game: Callable[..., Game]) -> Game:
+    """36 players: Crab, Dragon, Phoenix, Shadowlands with a Daimyo and a Karo, the rest
+    with a Daimyo and no Karo; three Generals each. Turn 1 is open."""
+    return make_game(KARO_PLAYERS, lineup=KARO_LINEUP)
 
 
 @pytest.fixture

@@ -162,11 +162,11 @@ def test_a_daimyo_cannot_give_orders(api: Api, game24: Game) -> None:
     assert not Order.objects.exists()
 
 
-def test_a_karo_cannot_give_orders(api: Api, game_mixed: Game) -> None:
+def test_a_karo_cannot_give_orders(api: Api, game_karo: Game) -> None:
     response = api.put(
-        mine(game_mixed),
+        mine(game_karo),
         {"kind": "hold"},
-        token=game_mixed.token(game_mixed.player("crab", "karo")),
+        token=game_karo.token(game_karo.player("crab", "karo")),
     )
 
     assert response.status_code == 403

@@ -12,9 +12,18 @@ from django.test import Client
 
 from referees.models import LogEntry, Player, Tournament
 from referees.services import player_token
+from sl5r.rules.clans import CLANS
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Map
-from tests.referees.conftest import MIXED_LINEUP, Api, Game, start_positions
+from tests.referees.conftest import (
+    KARO_LINEUP,
+    KARO_PLAYERS,
+    MIXED_LINEUP,
+    MIXED_PLAYERS,
+    Api,
+    Game,
+    start_positions,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -392,12 +401,16 @@ def test_join_link_of_another_tournaments_player_is_404(
 def test_start_refuses_an_incomplete_lineup(
     api: Api, make_game: Callable[..., Game], judge_key: str
 ) -> None:
-    game = make_game(16, lineup={"crab": ["daimyo"]}, phase="setup")
+    """R1: the start needs the whole line-up; the refusal says what each clan lacks."""
+    lineup = {clan: ["general", "general"] for clan in CLANS if clan != "crab"}
+    game = make_game(16, lineup={"crab": ["general"], **lineup}, phase="setup")
 
     response = api.post(f"/tournaments/{game.id}/start", token=judge_key)
 
     assert response.status_code == 409
-    assert "crab" in response.json()["detail"]
+    assert response.json()["code"] == "lineup"
+    assert response.json()["detail"] == "line-up: Crab: 1 of 2 Generals registered"
+    assert Tournament.objects.get(pk=game.id).phase == "setup"
 
 
 def test_the_judge_runs_the_start_to_turn_one(
@@ -436,7 +449,7 @@ def test_advance_is_judge_only(api: Api, game16: Game) -> None:
 @pytest.fixture
 def planning(make_game: Callable[..., Game]) -> Game:
     """The mixed line-up in clan planning: nobody has declared yet."""
-    return make_game(24, lineup=MIXED_LINEUP, phase="planning")
+    return make_game(MIXED_PLAYERS, lineup=MIXED_LINEUP, phase="planning")
 
 
 def declare(api: Api, game: Game, clan: str, token: str | None) -> Any:
@@ -473,7 +486,9 @@ def test_a_general_without_daimyo_declares_for_his_own_clan_only(api: Api, plann
     assert other.status_code == 403
 
 
-def test_a_karo_may_not_declare(api: Api, planning: Game) -> None:
+def test_a_karo_may_not_declare(api: Api, make_game: Callable[..., Game]) -> None:
+    planning = make_game(KARO_PLAYERS, lineup=KARO_LINEUP, phase="planning")
+
     response = declare(api, planning, "crab", planning.token(planning.player("crab", "karo")))
 
     assert response.status_code == 403

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -15,7 +15,14 @@ from referees import services
 from referees.services import OrderInput
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Army
-from tests.referees.conftest import MIXED_LINEUP, Api, Game
+from tests.referees.conftest import (
+    KARO_LINEUP,
+    KARO_PLAYERS,
+    MIXED_LINEUP,
+    MIXED_PLAYERS,
+    Api,
+    Game,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -106,13 +113,13 @@ def test_daimyo_sees_the_map_and_his_clans_orders(api: Api, game_mixed: Game) ->
     assert state["viewer"]["player"]["role"] == "daimyo"
 
 
-def test_karo_sees_the_map_but_no_orders(api: Api, game_mixed: Game) -> None:
-    hold_everywhere(game_mixed)
-    karo = game_mixed.player("crab", "karo")
+def test_karo_sees_the_map_but_no_orders(api: Api, game_karo: Game) -> None:
+    hold_everywhere(game_karo)
+    karo = game_karo.player("crab", "karo")
 
-    state, _ = state_of(api, game_mixed, game_mixed.token(karo))
+    state, _ = state_of(api, game_karo, game_karo.token(karo))
 
-    assert {a["id"] for a in state["armies"]} == all_army_codes(game_mixed)
+    assert {a["id"] for a in state["armies"]} == all_army_codes(game_karo)
     assert state["orders"] == []
 
 
@@ -194,11 +201,22 @@ def test_campaign_map_is_public(api: Api, game_mixed: Game) -> None:
 
 
 @pytest.mark.parametrize("phase", ["setup", "planning", "negotiation", "running"])
+@pytest.mark.parametrize(
+    ("players", "lineup"),
+    [(MIXED_PLAYERS, MIXED_LINEUP), (KARO_PLAYERS, KARO_LINEUP)],
+    ids=["mixed", "karo"],
+)
 def test_state_answers_every_viewer_in_every_phase(
-    api: Api, make_game: Callable[..., Game], judge_key: str, phase: str
+    api: Api,
+    make_game: Callable[..., Game],
+    judge_key: str,
+    phase: str,
+    players: int,
+    lineup: Mapping[str, Sequence[str]],
 ) -> None:
-    """Before the armies are placed too: nobody gets a 500."""
-    game = make_game(24, lineup=MIXED_LINEUP, phase=phase)
+    """Before the armies are placed too: nobody gets a 500 (every role: R1 gives no game
+    with a Karo and a clan without a Daimyo at once, so both kinds of game are asked)."""
+    game = make_game(players, lineup=lineup, phase=phase)
     tokens = [judge_key, None] + [game.token(p) for p in game.players]
 
     for token in tokens:

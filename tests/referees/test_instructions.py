@@ -91,8 +91,8 @@ def test_the_text_is_trimmed_and_2000_characters_are_allowed(game24: Game) -> No
     assert len(send(game24, text="x" * 2000).text) == 2000
 
 
-def test_only_a_daimyo_writes(game_mixed: Game) -> None:
-    for player in (game_mixed.player("crane"), game_mixed.player("crab", "karo")):
+def test_only_a_daimyo_writes(game_karo: Game) -> None:
+    for player in (game_karo.player("crane"), game_karo.player("crab", "karo")):
         error = refused(
             lambda p=player: services.instruction_send(
                 player=p, text=SECRET, recipient_id=None, now=timezone.now()
@@ -103,9 +103,9 @@ def test_only_a_daimyo_writes(game_mixed: Game) -> None:
     assert not Instruction.objects.exists()
 
 
-def test_a_daimyo_whose_clan_has_a_karo_writes_nothing(game_mixed: Game) -> None:
+def test_a_daimyo_whose_clan_has_a_karo_writes_nothing(game_karo: Game) -> None:
     """R1.1: with a Karo, the Daimyo's messages are spoken, carried by the Karo."""
-    error = refused(lambda: send(game_mixed, "crab"))
+    error = refused(lambda: send(game_karo, "crab"))
 
     assert (error.status, error.code) == (403, "karo")
     assert error.message == KARO_REASON
@@ -186,13 +186,13 @@ def test_who_reads_which_instruction(game24: Game) -> None:
     assert read(Viewer.public()) == []
 
 
-def test_a_karo_reads_none(game_mixed: Game) -> None:
-    send(game_mixed, "crane")
+def test_a_karo_reads_none(game_karo: Game) -> None:
+    send(game_karo, "crane")
 
-    karo = Viewer.of_player(game_mixed.player("crab", "karo"))
+    karo = Viewer.of_player(game_karo.player("crab", "karo"))
 
-    assert visible_instructions(tournament=game_mixed.tournament, viewer=karo) == []
-    assert state_of(game_mixed, karo)["instructions"] == []
+    assert visible_instructions(tournament=game_karo.tournament, viewer=karo) == []
+    assert state_of(game_karo, karo)["instructions"] == []
 
 
 def test_the_state_of_a_general_and_of_the_daimyo_holds_them_newest_first(game24: Game) -> None:
@@ -256,26 +256,38 @@ def test_to_null_writes_to_all_the_generals(api: Api, game24: Game) -> None:
         assert texts(read) == [SECRET]
 
 
-def test_the_api_gives_the_text_to_nobody_else(api: Api, game_mixed: Game, judge_key: str) -> None:
-    api.post(
-        url(game_mixed),
-        {"text": SECRET},
-        token=game_mixed.token(game_mixed.player("crane", "daimyo")),
-    )
+# R1 has no game with a Karo and a clan without a Daimyo: each reader is asked in the game
+# that has him (a Lion General sees every army in the first, a Crab Karo is in the second).
+@pytest.mark.parametrize(
+    ("game_name", "readers"),
+    [
+        ("game_mixed", [("lion", "general"), ("crab", "general"), ("crab", "daimyo")]),
+        (
+            "game_karo",
+            [("lion", "general"), ("crab", "general"), ("crab", "karo"), ("crab", "daimyo")],
+        ),
+    ],
+    ids=["lion-without-daimyo", "crab-with-karo"],
+)
+def test_the_api_gives_the_text_to_nobody_else(
+    api: Api,
+    judge_key: str,
+    request: pytest.FixtureRequest,
+    game_name: str,
+    readers: list[tuple[str, str]],
+) -> None:
+    game: Game = request.getfixturevalue(game_name)
+    api.post(url(game), {"text": SECRET}, token=game.token(game.player("crane", "daimyo")))
 
-    assert texts(api.get(url(game_mixed), token=judge_key).json()) == [SECRET]
-    for player in (
-        game_mixed.player("lion"),
-        game_mixed.player("crab"),
-        game_mixed.player("crab", "karo"),
-        game_mixed.player("crab", "daimyo"),
-    ):
-        token = game_mixed.token(player)
-        assert api.get(url(game_mixed), token=token).json() == [], player
-        state = api.get(f"/tournaments/{game_mixed.id}/state", token=token).content.decode()
+    assert texts(api.get(url(game), token=judge_key).json()) == [SECRET]
+    for clan, role in readers:
+        player = game.player(clan, role)
+        token = game.token(player)
+        assert api.get(url(game), token=token).json() == [], player
+        state = api.get(f"/tournaments/{game.id}/state", token=token).content.decode()
         assert SECRET not in state, player
-    assert api.get(url(game_mixed)).json() == []
-    assert SECRET not in api.get(f"/tournaments/{game_mixed.id}/state").content.decode()
+    assert api.get(url(game)).json() == []
+    assert SECRET not in api.get(f"/tournaments/{game.id}/state").content.decode()
 
 
 @pytest.mark.parametrize(
@@ -289,17 +301,17 @@ def test_the_api_gives_the_text_to_nobody_else(api: Api, game_mixed: Game, judge
     ],
 )
 def test_who_may_not_send(
-    api: Api, game_mixed: Game, judge_key: str, who: str, status: int, detail: str | None
+    api: Api, game_karo: Game, judge_key: str, who: str, status: int, detail: str | None
 ) -> None:
     token = {
-        "general": game_mixed.token(game_mixed.player("crane")),
-        "karo": game_mixed.token(game_mixed.player("crab", "karo")),
-        "karo_daimyo": game_mixed.token(game_mixed.player("crab", "daimyo")),
+        "general": game_karo.token(game_karo.player("crane")),
+        "karo": game_karo.token(game_karo.player("crab", "karo")),
+        "karo_daimyo": game_karo.token(game_karo.player("crab", "daimyo")),
         "judge": judge_key,
         "nobody": None,
     }[who]
 
-    response = api.post(url(game_mixed), {"text": SECRET}, token=token)
+    response = api.post(url(game_karo), {"text": SECRET}, token=token)
 
     assert response.status_code == status, response.content
     if detail is not None:
@@ -338,11 +350,11 @@ def test_writing_to_another_clans_general_is_refused(api: Api, game24: Game) -> 
     assert not Instruction.objects.exists()
 
 
-def test_a_refusal_comes_in_russian(api: Api, game_mixed: Game) -> None:
-    token = game_mixed.token(game_mixed.player("crab", "daimyo"))
+def test_a_refusal_comes_in_russian(api: Api, game_karo: Game) -> None:
+    token = game_karo.token(game_karo.player("crab", "daimyo"))
 
     response = api.post(
-        url(game_mixed), {"text": SECRET}, token=token, headers={"Accept-Language": "ru"}
+        url(game_karo), {"text": SECRET}, token=token, headers={"Accept-Language": "ru"}
     )
 
     assert response.status_code == 403
@@ -425,16 +437,16 @@ def test_the_daimyo_without_a_karo_gets_the_form_and_his_sent_instructions(
     assert "turn 1" in page
 
 
-def test_the_daimyo_with_a_karo_gets_no_form(client: Client, game_mixed: Game) -> None:
-    page = clan_page(client, game_mixed, game_mixed.player("crab", "daimyo"))
+def test_the_daimyo_with_a_karo_gets_no_form(client: Client, game_karo: Game) -> None:
+    page = clan_page(client, game_karo, game_karo.player("crab", "daimyo"))
 
     assert 'id="instruction-form"' not in page
     assert 'id="instructions-list"' not in page
     assert "only spoken messages that the Karo carries" in page
 
 
-def test_the_karo_gets_no_form(client: Client, game_mixed: Game) -> None:
-    page = clan_page(client, game_mixed, game_mixed.player("crab", "karo"))
+def test_the_karo_gets_no_form(client: Client, game_karo: Game) -> None:
+    page = clan_page(client, game_karo, game_karo.player("crab", "karo"))
 
     assert 'id="instruction-form"' not in page
     assert 'id="instructions-list"' not in page
@@ -465,9 +477,9 @@ def test_a_general_of_another_clan_sees_nothing_of_it(client: Client, game24: Ga
 
 
 def test_a_general_whose_clan_has_a_karo_is_told_why_there_are_none(
-    client: Client, game_mixed: Game
+    client: Client, game_karo: Game
 ) -> None:
-    page = general_page(client, game_mixed, game_mixed.player("crab"))
+    page = general_page(client, game_karo, game_karo.player("crab"))
 
     assert "come by word of mouth through the Karo" in page
     assert 'id="instructions-list"' not in page

@@ -15,7 +15,7 @@ from referees.models import Player
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.drawing import map_drawing
 from strategic_map.models import Army
-from tests.referees.conftest import MIXED_LINEUP, Game
+from tests.referees.conftest import KARO_LINEUP, KARO_PLAYERS, Game
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_me_sends_a_general_to_his_orders_page(client: Client, game24: Game) -> 
 def test_me_sends_a_daimyo_or_karo_to_the_clan_page(
     client: Client, make_game: Callable[..., Game], role: str
 ) -> None:
-    game = make_game(24, lineup=MIXED_LINEUP)
+    game = make_game(KARO_PLAYERS, lineup=KARO_LINEUP)
     join(client, game, game.player("crab", role))
 
     response = client.get("/referees/me/")
@@ -185,21 +185,21 @@ def test_a_daimyo_gets_the_clan_page(client: Client, game24: Game) -> None:
 
 
 def test_a_daimyo_with_a_karo_sends_no_written_instructions(
-    client: Client, game_mixed: Game
+    client: Client, game_karo: Game
 ) -> None:
-    join(client, game_mixed, game_mixed.player("crab", "daimyo"))
+    join(client, game_karo, game_karo.player("crab", "daimyo"))
 
-    page = client.get(clan_url(game_mixed)).content.decode()
+    page = client.get(clan_url(game_karo)).content.decode()
 
     assert "only spoken messages" in page
     assert "you may send written instructions" not in page
     assert 'class="js-swap"' not in page  # Crab: no Scorpion choice
 
 
-def test_a_karo_gets_the_clan_page_without_orders(client: Client, game_mixed: Game) -> None:
-    join(client, game_mixed, game_mixed.player("crab", "karo"))
+def test_a_karo_gets_the_clan_page_without_orders(client: Client, game_karo: Game) -> None:
+    join(client, game_karo, game_karo.player("crab", "karo"))
 
-    response = client.get(clan_url(game_mixed))
+    response = client.get(clan_url(game_karo))
 
     assert response.status_code == 200
     page = response.content.decode()
