@@ -153,14 +153,14 @@ def test_r1_1_a_daimyo_without_a_karo_watches_his_clans_table(game_mixed: Game) 
     assert row["actions"] == []
 
 
-def test_r1_1_a_daimyo_with_a_karo_may_not_watch_his_karo_may(game_mixed: Game) -> None:
-    battle = meet(game_mixed, "scorpion-2", "crab-hida")
+def test_r1_1_a_daimyo_with_a_karo_may_not_watch_his_karo_may(game_karo: Game) -> None:
+    battle = meet(game_karo, "scorpion-2", "crab-hida")
     daimyo, karo = Client(), Client()
-    join(daimyo, game_mixed, game_mixed.player("crab", "daimyo"))
-    join(karo, game_mixed, game_mixed.player("crab", "karo"))
+    join(daimyo, game_karo, game_karo.player("crab", "daimyo"))
+    join(karo, game_karo, game_karo.player("crab", "karo"))
 
-    assert daimyo.get(table_url(game_mixed, battle)).status_code == 403
-    assert karo.get(table_url(game_mixed, battle)).status_code == 200
+    assert daimyo.get(table_url(game_karo, battle)).status_code == 403
+    assert karo.get(table_url(game_karo, battle)).status_code == 200
 
 
 # --- What the table page shows -------------------------------------------------------------------
@@ -246,14 +246,14 @@ def test_the_generals_page_has_his_battle_table_block(game16: Game) -> None:
     assert "R4" in text
 
 
-def test_the_clan_page_lists_the_tables_a_daimyo_or_karo_may_watch(game_mixed: Game) -> None:
+def test_the_clan_page_lists_the_tables_a_daimyo_or_karo_may_watch(game_karo: Game) -> None:
     karo = Client()
-    join(karo, game_mixed, game_mixed.player("crab", "karo"))
+    join(karo, game_karo, game_karo.player("crab", "karo"))
 
-    html = karo.get(f"/referees/tournaments/{game_mixed.id}/clan/").content.decode()
+    html = karo.get(f"/referees/tournaments/{game_karo.id}/clan/").content.decode()
 
     assert 'id="clan-battles-panel"' in html
-    assert f'data-api="/api/tournaments/{game_mixed.id}/battles"' in html
+    assert f'data-api="/api/tournaments/{game_karo.id}/battles"' in html
 
 
 def test_the_judge_console_has_the_battle_tables(game16: Game) -> None:

@@ -16,7 +16,7 @@ from django.utils import timezone
 from referees import services
 from referees.services import OrderInput
 from strategic_map.models import Army
-from tests.referees.conftest import MIXED_LINEUP, Game
+from tests.referees.conftest import MIXED_LINEUP, MIXED_PLAYERS, Game
 
 pytestmark = pytest.mark.django_db
 
@@ -149,12 +149,16 @@ def test_the_screen_opens_for_anyone_and_shows_the_map_without_a_daimyo(
     assert state["viewer"]["sees_all_armies"] is True
 
 
-@pytest.mark.parametrize("lineup", [None, MIXED_LINEUP], ids=["daimyo-everywhere", "mixed"])
+@pytest.mark.parametrize(
+    ("players", "lineup"),
+    [(24, None), (MIXED_PLAYERS, MIXED_LINEUP)],
+    ids=["daimyo-everywhere", "mixed"],
+)
 def test_the_screen_of_a_tournament_with_a_daimyo_holds_no_army(
-    client: Client, make_game: Any, lineup: Any
+    client: Client, make_game: Any, players: int, lineup: Any
 ) -> None:
     # given a tournament where a clan has a Daimyo, with orders and a played turn
-    game = make_game(24, lineup=lineup)
+    game = make_game(players, lineup=lineup)
     for code in army_codes(game):
         services.order_enter(
             tournament_id=game.id,
