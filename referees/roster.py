@@ -259,6 +259,11 @@ def _name(text: str) -> str:
     return " ".join(text.split())
 
 
+def _name_key(name: str) -> str:
+    """Two names are the same player's when they differ only in case, spacing or ё/е."""
+    return _name(name).casefold().replace("ё", "е")
+
+
 # --- The preview ---------------------------------------------------------------------------
 
 
@@ -344,7 +349,7 @@ def _preview(
 ) -> RosterPreview:
     shape = tournament_shape(tournament)
     clans, roles = clan_aliases(), role_aliases()
-    taken = {_key(p.name): p.name for p in players}
+    taken = {_name_key(p.name): p.name for p in players}
     first_line: dict[str, int] = {}
     left = tournament.player_count - len(players)
     problems: list[list[str]] = []
@@ -353,7 +358,7 @@ def _preview(
     for index, line in enumerate(lines):
         found: list[str] = []
         name = _name(line.name)
-        key = _key(name)
+        key = _name_key(name)
         if not name:
             found.append(_("name: the line has no name"))
         elif len(name) > MAX_NAME:
@@ -521,9 +526,9 @@ def _clean_name(tournament: Tournament, name: str, *, player: Player) -> str:
         raise refusal(_("name: give the player's name"))
     if len(cleaned) > MAX_NAME:
         raise refusal(_("name: at most %(max)s characters") % {"max": MAX_NAME})
-    key = _key(cleaned)
+    key = _name_key(cleaned)
     for other in tournament.players.exclude(pk=player.pk):
-        if _key(other.name) == key:
+        if _name_key(other.name) == key:
             raise refusal(
                 _("name: %(name)s is already registered") % {"name": other.name}, "name_taken"
             )

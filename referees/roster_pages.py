@@ -50,7 +50,7 @@ Phase = Tournament.Phase
 
 
 def _actor(request: HttpRequest) -> Actor:
-    return Actor.of_user(request.user)  # type: ignore[arg-type]  # a judge: signed in
+    return Actor.of_user(request.user)
 
 
 def _role_label(role: str) -> str:

@@ -190,6 +190,7 @@ def test_preview_marks_what_r1_proposed_and_the_army_a_general_gets(
         pytest.param("Ivan; crab; daimyo", "R1 gives no clan a Daimyo", id="role-not-given"),
         pytest.param("Ivan; crab", "the clan is full", id="clan-full"),
         pytest.param("Ivan; crab; general", "at most 2 Generals, not 3", id="role-full"),
+        pytest.param("Ivan; ; daimyo", "no clan has a place left for a Daimyo", id="role-nowhere"),
     ],
 )
 def test_preview_names_each_problem_on_its_line_and_stores_nothing(

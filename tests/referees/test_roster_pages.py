@@ -4,6 +4,7 @@ player's page (rename, move, remove with a confirmation, replace with a new join
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -364,3 +365,23 @@ def test_an_unknown_action_is_a_clear_400(make_game: Callable[..., Game], judge:
     response = judge.post(edit_url(game, game.player("crab")), {"action": "explode"})
 
     assert response.status_code == 400
+
+
+def test_the_pages_carry_no_inline_script_or_style(
+    make_game: Callable[..., Game], judge: Client
+) -> None:
+    """The CSP allows scripts and styles from files only."""
+    game = make_game(16, phase="setup", lineup={"crab": ["general"]})
+    pages = [
+        judge.get(add_url(game)),
+        judge.post(add_url(game), {"action": "preview", "lines": "Ivan\nOleg; crab; daimyo"}),
+        judge.get(edit_url(game, game.player("crab"))),
+        judge.post(edit_url(game, game.player("crab")), {"action": "remove"}),
+    ]
+
+    for response in pages:
+        page = text(response)
+        assert re.search(r"\sstyle\s*=", page) is None
+        assert "<style" not in page
+        for script in re.findall(r"<script\b[^>]*>", page):
+            assert "src=" in script or 'type="application/json"' in script, script
