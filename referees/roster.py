@@ -344,6 +344,47 @@ def _seat_problems(
     return tuple(lineup_problem_text(problem, shape) for problem in seat.problems)
 
 
+def _line_problems(
+    line: RosterLine,
+    *,
+    clan: str | None,
+    role: Role | None,
+    taken: dict[str, str],
+    first_line: dict[str, int],
+) -> list[str]:
+    """What is wrong with a line itself, before R1 seats it (``first_line`` is updated)."""
+    found: list[str] = []
+    name = _name(line.name)
+    key = _name_key(name)
+    if not name:
+        found.append(_("name: the line has no name"))
+    elif len(name) > MAX_NAME:
+        found.append(_("name: at most %(max)s characters") % {"max": MAX_NAME})
+    elif key in taken:
+        found.append(_("name: %(name)s is already registered") % {"name": taken[key]})
+    elif key in first_line:
+        found.append(
+            _("name: %(name)s is also on line %(line)s") % {"name": name, "line": first_line[key]}
+        )
+    else:
+        first_line[key] = line.number
+    if line.extra:
+        found.append(_("too many columns: a line is name; clan; role"))
+    if line.clan and clan is None:
+        found.append(
+            _(
+                'clan: unknown clan "%(clan)s" (Crab, Crane, Dragon, Lion, Phoenix, '
+                "Scorpion, Shadowlands or Unicorn)"
+            )
+            % {"clan": line.clan}
+        )
+    if line.role and role is None:
+        found.append(
+            _('role: unknown role "%(role)s" (General, Daimyo or Karo)') % {"role": line.role}
+        )
+    return found
+
+
 def _preview(
     tournament: Tournament, players: Sequence[Player], lines: Sequence[RosterLine]
 ) -> RosterPreview:
@@ -356,38 +397,9 @@ def _preview(
     asked: list[tuple[str | None, Role | None]] = []
     to_seat: list[int] = []  # the lines R1 is asked to seat, by index
     for index, line in enumerate(lines):
-        found: list[str] = []
-        name = _name(line.name)
-        key = _name_key(name)
-        if not name:
-            found.append(_("name: the line has no name"))
-        elif len(name) > MAX_NAME:
-            found.append(_("name: at most %(max)s characters") % {"max": MAX_NAME})
-        elif key in taken:
-            found.append(_("name: %(name)s is already registered") % {"name": taken[key]})
-        elif key in first_line:
-            found.append(
-                _("name: %(name)s is also on line %(line)s")
-                % {"name": name, "line": first_line[key]}
-            )
-        else:
-            first_line[key] = line.number
-        if line.extra:
-            found.append(_("too many columns: a line is name; clan; role"))
         clan = clans.get(_key(line.clan)) if line.clan else None
-        if line.clan and clan is None:
-            found.append(
-                _(
-                    'clan: unknown clan "%(clan)s" (Crab, Crane, Dragon, Lion, Phoenix, '
-                    "Scorpion, Shadowlands or Unicorn)"
-                )
-                % {"clan": line.clan}
-            )
         role = roles.get(_key(line.role)) if line.role else None
-        if line.role and role is None:
-            found.append(
-                _('role: unknown role "%(role)s" (General, Daimyo or Karo)') % {"role": line.role}
-            )
+        found = _line_problems(line, clan=clan, role=role, taken=taken, first_line=first_line)
         if index >= left:
             found.append(
                 ngettext(
