@@ -4,6 +4,7 @@ the reader's language."""
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Callable
 
@@ -268,3 +269,28 @@ def test_r3_2_the_english_check_says_what_it_always_said() -> None:
     assert problems == [
         "castle provinces first: Kaiu Lands must be used before a province without a castle"
     ]
+
+
+# --- The judge sees which clans have declared (R3.1) -------------------------------------------
+
+
+def test_r3_1_the_judges_console_lists_which_clans_have_declared(
+    client: Client, game32: Game
+) -> None:
+    services.start_positions_declare(
+        tournament_id=game32.id,
+        clan="crab",
+        positions={"crab-1": "crab-kaiu", "crab-2": "crab-hida", "crab-3": "crab-yasuki"},
+        actor=game32.judge_actor,
+        now=timezone.now(),
+    )
+    client.force_login(game32.judge)
+
+    response = client.get(f"/referees/tournaments/{game32.id}/judge/")
+
+    assert response.status_code == 200
+    page = text_of(response)
+    assert 'id="declared-clans"' in page
+    state = json.loads(re.search(r'id="initial-state"[^>]*>(.*?)</script>', page, re.S)[1])  # type: ignore[index]
+    assert state["declared_clans"]["crab"] is True
+    assert state["declared_clans"]["crane"] is False
