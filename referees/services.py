@@ -12,7 +12,8 @@ import logging
 import secrets
 import zoneinfo
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,7 +35,12 @@ from referees.kernel import (
     refusal,
     tournament_lock,
 )
-from referees.lineups import lineup_refuse_unless_fits, registered_roles, tournament_shape
+from referees.lineups import (
+    lineup_refuse_unless_fits,
+    lineup_shape_for,
+    registered_roles,
+    tournament_shape,
+)
 from referees.models import Announcement, Instruction, Player, Tournament
 from referees.texts import order_refusal_text
 from sl5r.rules.clans import CLANS, is_clan
@@ -50,6 +56,7 @@ from sl5r.rules.roles import (
     role_visibility,
     starting_positions_check,
 )
+from strategic_map.clans import clan_name
 from strategic_map.models import Army, Campaign, Map, Order, Turn
 from strategic_map.selectors import campaign_game_map, campaign_open_turn, turn_current_orders
 from strategic_map.services import (
@@ -58,6 +65,7 @@ from strategic_map.services import (
     board_place,
     board_set_control,
     campaign_create,
+    campaign_settings_change,
     order_submit,
     turn_open,
     turn_resolve,
@@ -70,6 +78,8 @@ Phase = Tournament.Phase
 DEFAULT_TURNS = 14  # R3.5: 3-4 hours of 15-minute turns
 MIN_TURN_SECONDS = 1
 MAX_TURN_SECONDS = 4 * 3600
+MAX_PHASE_SECONDS = 24 * 3600  # clan planning, negotiation
+NAME_MAX_LENGTH = 200  # Tournament.name
 MIN_BUSHIDO_TURNS = 1
 MAX_BUSHIDO_TURNS = 10  # as sl5r.rules.games.bushido allows
 TOKEN_SALT = "sl5r.join"
@@ -124,6 +134,122 @@ def tournament_lineup(*, player_count: int, shortfall: str, three_variant: str) 
         raise refusal(str(error)) from error
 
 
+@dataclass(frozen=True, kw_only=True)
+class TournamentSettings:
+    """What a judge chooses for a tournament (R1, R3, R10, R14); changeable until the start.
+
+    ``clan_abilities`` and ``base_hand`` are the campaign's; the others the tournament's.
+    """
+
+    name: str
+    player_count: int
+    turn_seconds: int
+    turns_total: int | None
+    ends_at: datetime | None
+    clan_abilities: bool
+    base_hand: int
+    shortfall: str
+    three_variant: str
+    planning_seconds: int
+    negotiation_seconds: int
+    time_zone: str
+    battle_game: str
+    bushido_turns: int
+
+
+SETTINGS: tuple[str, ...] = tuple(f.name for f in dataclass_fields(TournamentSettings))
+CAMPAIGN_SETTINGS = frozenset({"clan_abilities", "base_hand"})
+
+
+def tournament_settings(tournament: Tournament) -> TournamentSettings:
+    campaign = tournament.campaign
+    return TournamentSettings(
+        **{
+            name: getattr(campaign if name in CAMPAIGN_SETTINGS else tournament, name)
+            for name in SETTINGS
+        }
+    )
+
+
+def _settings_checked(
+    settings: TournamentSettings, *, game_map: GameMap, now: datetime
+) -> tuple[TournamentSettings, Lineup]:
+    """The settings as stored (the name trimmed, the default number of turns) and the
+    line-up R1 gives for them; else the refusal of the first wrong one, named first.
+
+    Creating a tournament and changing it before the start both check through here.
+    """
+    name = settings.name.strip()
+    if not name:
+        raise refusal(_("name: give the tournament a name"))
+    if len(name) > NAME_MAX_LENGTH:
+        raise refusal(_("name: at most %(max)s characters") % {"max": NAME_MAX_LENGTH})
+    if not MIN_TURN_SECONDS <= settings.turn_seconds <= MAX_TURN_SECONDS:
+        raise refusal(
+            _("turn_seconds: between %(min)s and %(max)s")
+            % {"min": MIN_TURN_SECONDS, "max": MAX_TURN_SECONDS}
+        )
+    if settings.base_hand not in (5, 6):
+        raise refusal(_("base_hand: the base starting hand is 5 or 6 (R10)"))
+    if settings.turns_total is not None and settings.turns_total < 1:
+        raise refusal(_("turns_total: at least one turn"))
+    ends_at = settings.ends_at
+    if ends_at is not None and timezone.is_naive(ends_at):
+        raise refusal(_("ends_at: give the end time with its time zone offset"))
+    if settings.time_zone not in zoneinfo.available_timezones():
+        raise refusal(_('time_zone: unknown time zone "%(zone)s"') % {"zone": settings.time_zone})
+    if ends_at is not None and ends_at <= now:
+        raise refusal(_("ends_at: the end time has already passed"))
+    for field, seconds in (
+        ("planning_seconds", settings.planning_seconds),
+        ("negotiation_seconds", settings.negotiation_seconds),
+    ):
+        if not 0 <= seconds <= MAX_PHASE_SECONDS:
+            raise refusal(
+                _("%(field)s: between 0 and %(max)s seconds")
+                % {"field": field, "max": MAX_PHASE_SECONDS}
+            )
+    if settings.shortfall not in Tournament.Shortfall.values:
+        raise refusal(_('shortfall: "smaller_clans" or "exclude_shadowlands" (R1)'))
+    if settings.three_variant not in Tournament.ThreeVariant.values:
+        raise refusal(_('three_variant: "generals_and_daimyo" or "three_generals" (R1)'))
+    if settings.battle_game not in Tournament.BattleGame.values:
+        raise refusal(_('battle_game: "l5r" or "bushido" (R14)'))
+    if not MIN_BUSHIDO_TURNS <= settings.bushido_turns <= MAX_BUSHIDO_TURNS:
+        raise refusal(
+            _("bushido_turns: between %(min)s and %(max)s turns (R14)")
+            % {"min": MIN_BUSHIDO_TURNS, "max": MAX_BUSHIDO_TURNS}
+        )
+    try:
+        lineup = tournament_lineup(
+            player_count=settings.player_count,
+            shortfall=settings.shortfall,
+            three_variant=settings.three_variant,
+        )
+    except TournamentError as error:
+        # R1 decides which counts it can seat; the judge changes the count.
+        raise refusal(
+            _("player_count: %(problem)s") % {"problem": error.message}, error.code, error.status
+        ) from error
+    _refuse_unseated(
+        game_map,
+        {clan: lineup.generals(clan) for clan in lineup.clans},
+        sorted(lineup.excluded_clans),
+    )
+    turns_total = settings.turns_total
+    if turns_total is None and ends_at is None:
+        turns_total = DEFAULT_TURNS
+    return replace(settings, name=name, turns_total=turns_total), lineup
+
+
+def _tournament_values(settings: TournamentSettings) -> dict[str, Any]:
+    return {name: getattr(settings, name) for name in SETTINGS if name not in CAMPAIGN_SETTINGS}
+
+
+def _log_value(value: object) -> object:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
 @transaction.atomic
 def tournament_create(
     *,
@@ -146,61 +272,33 @@ def tournament_create(
     bushido_turns: int = 4,
 ) -> Tournament:
     """A new tournament in set-up, with its campaign on a copy of ``game_map`` (R1, R3)."""
-    if not name.strip():
-        raise refusal(_("name: give the tournament a name"))
-    if not MIN_TURN_SECONDS <= turn_seconds <= MAX_TURN_SECONDS:
-        raise refusal(
-            _("turn_seconds: between %(min)s and %(max)s")
-            % {"min": MIN_TURN_SECONDS, "max": MAX_TURN_SECONDS}
-        )
-    if base_hand not in (5, 6):
-        raise refusal(_("base_hand: the base starting hand is 5 or 6 (R10)"))
-    if turns_total is not None and turns_total < 1:
-        raise refusal(_("turns_total: at least one turn"))
-    if ends_at is not None and timezone.is_naive(ends_at):
-        raise refusal(_("ends_at: give the end time with its time zone offset"))
-    if time_zone not in zoneinfo.available_timezones():
-        raise refusal(_('time_zone: unknown time zone "%(zone)s"') % {"zone": time_zone})
-    if ends_at is not None and ends_at <= now:
-        raise refusal(_("ends_at: the end time has already passed"))
-    if battle_game not in Tournament.BattleGame.values:
-        raise refusal(_('battle_game: "l5r" or "bushido" (R14)'))
-    if not MIN_BUSHIDO_TURNS <= bushido_turns <= MAX_BUSHIDO_TURNS:
-        raise refusal(
-            _("bushido_turns: between %(min)s and %(max)s turns (R14)")
-            % {"min": MIN_BUSHIDO_TURNS, "max": MAX_BUSHIDO_TURNS}
-        )
-    if turns_total is None and ends_at is None:
-        turns_total = DEFAULT_TURNS
-    lineup = tournament_lineup(
-        player_count=player_count, shortfall=shortfall, three_variant=three_variant
-    )
-    _refuse_unseated(
-        map_from_dict(game_map.data),
-        {clan: lineup.generals(clan) for clan in lineup.clans},
-        sorted(lineup.excluded_clans),
+    settings, lineup = _settings_checked(
+        TournamentSettings(
+            name=name,
+            player_count=player_count,
+            turn_seconds=turn_seconds,
+            turns_total=turns_total,
+            ends_at=ends_at,
+            clan_abilities=clan_abilities,
+            base_hand=base_hand,
+            shortfall=shortfall,
+            three_variant=three_variant,
+            planning_seconds=planning_seconds,
+            negotiation_seconds=negotiation_seconds,
+            time_zone=time_zone,
+            battle_game=battle_game,
+            bushido_turns=bushido_turns,
+        ),
+        game_map=map_from_dict(game_map.data),
+        now=now,
     )
     campaign = campaign_create(
         game_map=game_map,
-        clan_abilities=clan_abilities,
+        clan_abilities=settings.clan_abilities,
         excluded_clans=sorted(lineup.excluded_clans),
-        base_hand=base_hand,
+        base_hand=settings.base_hand,
     )
-    tournament = Tournament.objects.create(
-        name=name.strip(),
-        campaign=campaign,
-        player_count=player_count,
-        shortfall=shortfall,
-        three_variant=three_variant,
-        turn_seconds=turn_seconds,
-        turns_total=turns_total,
-        ends_at=ends_at,
-        planning_seconds=planning_seconds,
-        negotiation_seconds=negotiation_seconds,
-        time_zone=time_zone,
-        battle_game=battle_game,
-        bushido_turns=bushido_turns,
-    )
+    tournament = Tournament.objects.create(campaign=campaign, **_tournament_values(settings))
     tournament.judges.add(judge)
     log_write(
         tournament,
@@ -208,16 +306,83 @@ def tournament_create(
         action="tournament_created",
         now=now,
         map=game_map.slug,
-        player_count=player_count,
-        turn_seconds=turn_seconds,
-        turns_total=turns_total,
-        ends_at=ends_at.isoformat() if ends_at else None,
-        clan_abilities=clan_abilities,
-        base_hand=base_hand,
+        player_count=settings.player_count,
+        turn_seconds=settings.turn_seconds,
+        turns_total=settings.turns_total,
+        ends_at=_log_value(settings.ends_at),
+        clan_abilities=settings.clan_abilities,
+        base_hand=settings.base_hand,
         excluded_clans=sorted(lineup.excluded_clans),
-        battle_game=battle_game,
-        bushido_turns=bushido_turns,
+        battle_game=settings.battle_game,
+        bushido_turns=settings.bushido_turns,
     )
+    return tournament
+
+
+@transaction.atomic
+def tournament_update(
+    *, tournament_id: int, actor: Actor, now: datetime, **fields: Any
+) -> Tournament:
+    """Change settings (``TournamentSettings`` names) during set-up only (409 ``phase``).
+
+    Checked as at creation, and against the players already registered: they must still fit
+    the line-up R1 gives (R1), and none may belong to a clan the new settings leave out
+    (R1 a). The map stays. Logged with each changed setting, before and after.
+    """
+    tournament = tournament_lock(tournament_id)
+    if tournament.phase != Phase.SETUP:
+        raise refusal(
+            _("the tournament has started: its settings can no longer be changed"), "phase", 409
+        )
+    unknown = sorted(set(fields) - set(SETTINGS))
+    if unknown:
+        raise refusal(_("%(field)s: not a setting of a tournament") % {"field": unknown[0]})
+    campaign = tournament.campaign
+    before = tournament_settings(tournament)
+    after, lineup = _settings_checked(
+        replace(before, **fields), game_map=campaign_game_map(campaign), now=now
+    )
+    excluded = sorted(lineup.excluded_clans)
+    changes: dict[str, dict[str, object]] = {
+        name: {"from": _log_value(getattr(before, name)), "to": _log_value(getattr(after, name))}
+        for name in SETTINGS
+        if getattr(before, name) != getattr(after, name)
+    }
+    if excluded != sorted(campaign.excluded_clans):
+        changes["excluded_clans"] = {"from": sorted(campaign.excluded_clans), "to": excluded}
+    if not changes:
+        return tournament
+    players = list(tournament.players.all())
+    left_out = sorted({p.clan for p in players} & lineup.excluded_clans)
+    if left_out:
+        raise refusal(
+            _(
+                "shortfall: players of the %(clans)s are registered, so the clan cannot be "
+                "left out (R1 a)"
+            )
+            % {"clans": ", ".join(clan_name(c) for c in left_out)},
+            "lineup",
+        )
+    lineup_refuse_unless_fits(
+        lineup_shape_for(
+            player_count=after.player_count,
+            shortfall=after.shortfall,
+            three_variant=after.three_variant,
+        ),
+        registered_roles(players),
+    )
+    values = _tournament_values(after)
+    for name, value in values.items():
+        setattr(tournament, name, value)
+    tournament.save(update_fields=[name for name in values if name in changes])
+    campaign_settings_change(
+        campaign=campaign,
+        clan_abilities=after.clan_abilities,
+        base_hand=after.base_hand,
+        excluded_clans=excluded,
+    )
+    log_write(tournament, actor=actor, action="tournament_updated", now=now, changes=changes)
+    announce(tournament, "settings")
     return tournament
 
 

@@ -83,6 +83,30 @@ def campaign_create(
     )
 
 
+def campaign_settings_change(
+    *,
+    campaign: Campaign,
+    clan_abilities: bool,
+    base_hand: int,
+    excluded_clans: Sequence[str],
+) -> None:
+    """Before the start: new settings; a change of the clans left out (R1 a) resets control.
+
+    No army is on the board before the start, so control is what ``campaign_create`` gives:
+    every clan in the game its home provinces. The caller holds the campaign row locked.
+    """
+    excluded = sorted(set(excluded_clans))
+    fields = ["clan_abilities", "base_hand"]
+    campaign.clan_abilities = clan_abilities
+    campaign.base_hand = base_hand
+    if excluded != sorted(campaign.excluded_clans):
+        control = campaign_game_map(campaign).initial_control(excluded)
+        campaign.excluded_clans = excluded
+        campaign.board = {**campaign.board, "control": control}
+        fields += ["excluded_clans", "board"]
+    campaign.save(update_fields=fields)
+
+
 def campaign_touch(*, campaign: Campaign) -> int:
     """Count a visible change: the version that live updates carry grows by one."""
     Campaign.objects.filter(pk=campaign.pk).update(version=F("version") + 1)
