@@ -97,6 +97,8 @@ def page_paths(game: Game) -> list[str]:
         "battle_id": game.battle.pk,  # type: ignore[attr-defined]
         "slug": "rokugan",
         "token": game.token(game.player("crab")),
+        "player_id": game.player("crab").pk,
+        "uidb64": "Mg",  # a judge's one-time link: with a join token it is a refused one
     }
     paths: list[str] = []
 
@@ -191,6 +193,16 @@ def test_the_venue_mode_sends_the_same_headers(tmp_path: Path) -> None:
         VENUE_DIR=str(tmp_path),
         ALLOWED_HOSTS="testserver",
     )
+    # As `make venue` does before serving: without DEBUG the pages name the collected files.
+    collected = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert collected.returncode == 0, collected.stderr
     script = (
         "import django; django.setup()\n"
         "from django.test import Client\n"

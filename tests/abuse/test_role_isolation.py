@@ -153,11 +153,12 @@ def _filled(
     yield from paths
 
 
-def site_pages(tournament_id: int, battle_ids: list[int]) -> list[str]:
+def site_pages(tournament_id: int, battle_ids: list[int], player_ids: list[int]) -> list[str]:
     """Every page of the site's apps, with every id he could name filled in."""
     values: dict[str, list[Any]] = {
         "tournament_id": [tournament_id],
         "battle_id": battle_ids,
+        "player_id": player_ids,  # the judges' page of each player: refused to him
         "slug": ["rokugan"],
     }
     pages = []
@@ -276,7 +277,7 @@ def test_r1_1_a_general_under_a_daimyo_learns_no_other_armys_position(
     for path in get_operations(game.id, [his_table, not_his], [1]):
         for identity in ("token", "session", "nobody"):
             answers[f"{identity} GET {path}"] = watcher.get(path, identity)
-    for path in site_pages(game.id, [his_table, not_his]):
+    for path in site_pages(game.id, [his_table, not_his], [p.pk for p in game.players]):
         answers[f"page {path}"] = watcher.page(path)
 
     # then: he could not probe
