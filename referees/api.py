@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy
 from ninja import Field as NinjaField
 from ninja import Query, Router, Schema, Status
 
-from referees import services
+from referees import judging, roster, services
 from referees.access import (
     map_exists,
     map_get,
@@ -48,19 +48,27 @@ from referees.schemas import (
     InstructionOut,
     JoinIn,
     JoinOut,
+    JudgeIn,
+    JudgeOut,
     LineupOut,
     LogOut,
     MapIn,
     MapOut,
     OrderIn,
     OrderOut,
+    PlayerChangeIn,
     PlayerIn,
     PlayerLinkOut,
     PlayerOut,
+    PlayerReplaceIn,
     PositionsIn,
+    RosterErrorOut,
+    RosterIn,
+    RosterOut,
     Shortfall,
     SwapChoiceIn,
     ThreeVariant,
+    TournamentChangeIn,
     TournamentIn,
     TournamentOut,
     UndoIn,
@@ -75,6 +83,7 @@ from referees.selectors import (
     visible_instructions,
 )
 from referees.services import Actor, OrderInput, TournamentError
+from sl5r.public_url import public_url
 from sl5r.threaded_http import request_received_at
 from strategic_map.models import Order
 from strategic_map.services import map_import
@@ -345,6 +354,34 @@ def tournament_create(request: HttpRequest, payload: TournamentIn) -> Status[dic
     )
 
 
+@router.patch(
+    "/tournaments/{tournament_id}",
+    response={200: TournamentOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["set-up"],
+    summary="Change the settings before the start (judge)",
+)
+def tournament_update(
+    request: HttpRequest, tournament_id: int, payload: TournamentChangeIn
+) -> dict[str, Any]:
+    """The settings given change, the others stay; refused (409 ``phase``) once started, and
+    when the players already registered would not fit R1's new line-up (400 ``lineup``)."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    actor = _judge(request, tournament)
+    tournament = services.tournament_update(
+        tournament_id=tournament.pk, actor=actor, now=timezone.now(), **payload.changes()
+    )
+    campaign = tournament.campaign
+    return {
+        "id": tournament.pk,
+        "name": tournament.name,
+        "phase": tournament.phase,
+        "player_count": tournament.player_count,
+        "map": campaign.map.slug,
+        "excluded_clans": list(campaign.excluded_clans),
+    }
+
+
 # --- Players and join links ------------------------------------------------------------------
 
 
@@ -414,6 +451,173 @@ def join_link_revoke(request: HttpRequest, tournament_id: int, player_id: int) -
     actor = _judge(request, tournament)
     player = player_get(tournament=tournament, player_id=player_id)
     services.player_token_revoke(player=player, actor=actor, now=timezone.now())
+    return _player_link_out(request, player)
+
+
+def _roster_lines_out(preview: roster.RosterPreview) -> list[dict[str, Any]]:
+    return [
+        {
+            "line": row.number,
+            "name": row.name,
+            "clan": row.clan,
+            "clan_proposed": row.proposed_clan,
+            "role": row.role.value if row.role else None,
+            "role_proposed": row.proposed_role,
+            "army": row.army,
+            "problems": list(row.problems),
+        }
+        for row in preview.rows
+    ]
+
+
+@router.post(
+    "/tournaments/{tournament_id}/players/bulk",
+    response={
+        (200, 201): RosterOut,
+        422: RosterErrorOut,
+        frozenset({400, 401, 403, 404, 409, 413, 429}): ErrorOut,
+    },
+    auth=SIGNED_IN,
+    tags=["players"],
+    summary="Register many players at once, or preview them (judge)",
+)
+def player_register_bulk(
+    request: HttpRequest, tournament_id: int, payload: RosterIn
+) -> Status[dict[str, Any]]:
+    """R1 on the whole list: each line's clan and role (proposed where left out), the army a
+    General gets and every problem. ``dry_run`` stores nothing (200); otherwise all the
+    players are stored (201) or none (422, the lines with their problems)."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    actor = _judge(request, tournament)
+    lines = roster.roster_lines(payload.lines, csv_format=payload.format == "csv")
+    if payload.dry_run:
+        preview = roster.roster_preview(tournament=tournament, lines=lines)
+        return Status(
+            200,
+            {
+                "dry_run": True,
+                "ok": preview.ok,
+                "registered_before": preview.registered,
+                "player_count": preview.player_count,
+                "lines": _roster_lines_out(preview),
+                "players": [],
+            },
+        )
+    try:
+        players = roster.roster_register(
+            tournament_id=tournament.pk, lines=lines, actor=actor, now=timezone.now()
+        )
+    except roster.RosterRefused as refused:
+        return Status(
+            refused.status,
+            {
+                "detail": refused.message,
+                "code": refused.code,
+                "lines": _roster_lines_out(refused.preview),
+            },
+        )
+    # Every line became one player, in order.
+    stored = [
+        {
+            "line": line.number,
+            "name": player.name,
+            "clan": player.clan,
+            "clan_proposed": not line.clan,
+            "role": player.role,
+            "role_proposed": not line.role,
+            "army": player.army.code if player.army else None,
+            "problems": [],
+        }
+        for line, player in zip(lines, players, strict=True)
+    ]
+    return Status(
+        201,
+        {
+            "dry_run": False,
+            "ok": True,
+            "registered_before": tournament.players.count() - len(players),
+            "player_count": tournament.player_count,
+            "lines": stored,
+            "players": [_player_link_out(request, p) for p in players],
+        },
+    )
+
+
+@router.patch(
+    "/tournaments/{tournament_id}/players/{player_id}",
+    response={200: PlayerLinkOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["players"],
+    summary="Rename a player, or move him to another clan or role (judge)",
+)
+def player_change(
+    request: HttpRequest, tournament_id: int, player_id: int, payload: PlayerChangeIn
+) -> dict[str, Any]:
+    """A new name in any phase; another clan or role during set-up only, if R1 allows the
+    line-up that results (his army follows his role). Both together, or neither."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    actor = _judge(request, tournament)
+    player = player_get(tournament=tournament, player_id=player_id)
+    now = timezone.now()
+    with transaction.atomic():
+        if payload.clan is not None or payload.role is not None:
+            player = roster.player_move(
+                tournament_id=tournament.pk,
+                player_id=player.pk,
+                clan=payload.clan or player.clan,
+                role=payload.role or player.role,
+                actor=actor,
+                now=now,
+            )
+        if payload.name is not None:
+            player = roster.player_rename(
+                tournament_id=tournament.pk,
+                player_id=player.pk,
+                name=payload.name,
+                actor=actor,
+                now=now,
+            )
+    return _player_link_out(request, player_get(tournament=tournament, player_id=player.pk))
+
+
+@router.delete(
+    "/tournaments/{tournament_id}/players/{player_id}",
+    response={200: DoneOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["players"],
+    summary="Remove a player before the start (judge)",
+)
+def player_remove(request: HttpRequest, tournament_id: int, player_id: int) -> dict[str, Any]:
+    """During set-up only: the player, his army and his join link are gone."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    actor = _judge(request, tournament)
+    roster.player_remove(
+        tournament_id=tournament.pk, player_id=player_id, actor=actor, now=timezone.now()
+    )
+    return _done(tournament_get(tournament_id=tournament.pk))
+
+
+@router.post(
+    "/tournaments/{tournament_id}/players/{player_id}/replace",
+    response={200: PlayerLinkOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["players"],
+    summary="Replace a player who leaves the tournament (judge)",
+)
+def player_replace(
+    request: HttpRequest, tournament_id: int, player_id: int, payload: PlayerReplaceIn
+) -> dict[str, Any]:
+    """After the start: the newcomer takes the army, clan and role, and gets a new join link
+    (answered here); the old link, and every device that used it, stop working."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    actor = _judge(request, tournament)
+    player = roster.player_replace(
+        tournament_id=tournament.pk,
+        player_id=player_id,
+        name=payload.name,
+        actor=actor,
+        now=timezone.now(),
+    )
     return _player_link_out(request, player)
 
 
@@ -891,3 +1095,72 @@ def instruction_list(
     tournament = tournament_get(tournament_id=tournament_id)
     viewer = _viewer(caller_of(request), tournament)
     return visible_instructions(tournament=tournament, viewer=viewer, limit=limit)
+
+
+# --- Judges ----------------------------------------------------------------------------------
+
+
+def _judge_out(user: Any, sign_in_url: str | None = None) -> dict[str, Any]:
+    return {
+        "id": user.pk,
+        "username": user.get_username(),
+        "pending": not user.has_usable_password(),
+        "sign_in_url": sign_in_url,
+    }
+
+
+@router.get(
+    "/tournaments/{tournament_id}/judges",
+    response={200: list[JudgeOut], **ERRORS},
+    auth=SIGNED_IN,
+    tags=["judges"],
+    summary="List the judges (judge)",
+)
+def judge_list(request: HttpRequest, tournament_id: int) -> list[dict[str, Any]]:
+    tournament = tournament_get(tournament_id=tournament_id)
+    _judge(request, tournament)
+    return [_judge_out(user) for user in judging.tournament_judges(tournament=tournament)]
+
+
+@router.post(
+    "/tournaments/{tournament_id}/judges",
+    response={201: JudgeOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["judges"],
+    summary="Add an existing account as a judge, or invite a new one (judge)",
+)
+def judge_add(request: HttpRequest, tournament_id: int, payload: JudgeIn) -> Status[dict[str, Any]]:
+    """``invite: true`` makes the account, without a password, and answers its one-time
+    sign-in link (``sign_in_url``), which is not stored and not shown again."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    actor = _judge(request, tournament)
+    if payload.invite:
+        invitation = judging.judge_invite(
+            tournament_id=tournament.pk,
+            username=payload.username,
+            actor=actor,
+            now=timezone.now(),
+        )
+        url = public_url(request, invitation.path)
+        return Status(201, _judge_out(invitation.user, sign_in_url=url))
+    user = judging.judge_add(
+        tournament_id=tournament.pk, username=payload.username, actor=actor, now=timezone.now()
+    )
+    return Status(201, _judge_out(user))
+
+
+@router.delete(
+    "/tournaments/{tournament_id}/judges/{user_id}",
+    response={200: list[JudgeOut], **ERRORS},
+    auth=SIGNED_IN,
+    tags=["judges"],
+    summary="Remove a judge, never the last (judge)",
+)
+def judge_remove(request: HttpRequest, tournament_id: int, user_id: int) -> list[dict[str, Any]]:
+    """Answers the judges left; 409 ``last_judge`` for the only one."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    actor = _judge(request, tournament)
+    judging.judge_remove(
+        tournament_id=tournament.pk, user_id=user_id, actor=actor, now=timezone.now()
+    )
+    return [_judge_out(user) for user in judging.tournament_judges(tournament=tournament)]

@@ -89,6 +89,7 @@ JUDGE_STRINGS: dict[str, Promise] = {
     ),
     "reason_required": gettext_lazy("Give a reason."),
     "reissue": gettext_lazy("New link"),
+    "edit": gettext_lazy("Edit"),
     "revoke": gettext_lazy("Revoke"),
     "copy": gettext_lazy("Copy"),
     "copied": gettext_lazy("Copied"),
@@ -129,9 +130,20 @@ SCREEN_STRINGS: dict[str, Promise] = {
 
 LOG_ACTIONS: dict[str, Promise] = {
     "tournament_created": gettext_lazy("tournament created"),
+    "tournament_updated": gettext_lazy("settings changed"),
     "player_registered": gettext_lazy("player registered"),
+    "player_renamed": gettext_lazy("player renamed"),
+    "player_moved": gettext_lazy("player moved to another clan or role"),
+    "player_removed": gettext_lazy("player removed"),
+    "player_replaced": gettext_lazy("player replaced"),
     "join_link_reissued": gettext_lazy("join link reissued"),
     "join_link_revoked": gettext_lazy("join link revoked"),
+    "judge_added": gettext_lazy("judge added"),
+    "judge_invited": gettext_lazy("new judge invited"),
+    "judge_link_renewed": gettext_lazy("new sign-in link for a judge"),
+    "judge_removed": gettext_lazy("judge removed"),
+    "judge_key_created": gettext_lazy("judge API key created"),
+    "judge_key_revoked": gettext_lazy("judge API key revoked"),
     "planning_started": gettext_lazy("clan planning started"),
     "deployment_started": gettext_lazy("declaring starting positions"),
     "start_positions": gettext_lazy("starting positions declared"),
@@ -266,6 +278,10 @@ def judge_console(request: HttpRequest, tournament_id: int) -> HttpResponse:
             "provinces": _provinces(map_data),
             "neighbours": _neighbours(map_data),
             "players": [_player_row(request, p) for p in tournament_players(tournament=tournament)],
+            # A player's page is this followed by his id and "/" (roster_pages.player_edit).
+            "playerPages": reverse("referees:player_edit", args=[tournament.pk, 0]).removesuffix(
+                "0/"
+            ),
             "phases": _labels(Tournament.Phase.choices),
             "roles": _labels(Player.Role.choices),
             "orderKinds": _labels(Order.Kind.choices),
@@ -372,7 +388,7 @@ def history(request: HttpRequest, tournament_id: int) -> HttpResponse:
         state = tournament_state(tournament=tournament, viewer=viewer, now=now)
         if not state["viewer"]["sees_all_armies"]:
             if not request.user.is_authenticated:
-                return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+                return redirect_to_login(request.get_full_path())
             return problem_page(
                 request,
                 403,

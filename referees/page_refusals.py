@@ -9,7 +9,6 @@ from __future__ import annotations
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from referees.access import tournament_get, user_judges
@@ -28,11 +27,12 @@ def judge_or_refusal(
 ) -> tuple[Tournament | None, HttpResponse | None]:
     """The tournament for its judge; for anyone else the answer to send instead.
 
-    Not signed in: the sign-in page, back here afterwards. No such tournament: 404. Signed
-    in but not one of its judges: 403 with ``judges_only``, saying what is reserved.
+    Not signed in: the site's sign-in page (``LOGIN_URL``), back here afterwards. No such
+    tournament: 404. Signed in but not one of its judges: 403 with ``judges_only``, saying
+    what is reserved.
     """
     if not request.user.is_authenticated:
-        return None, redirect_to_login(request.get_full_path(), reverse("admin:login"))
+        return None, redirect_to_login(request.get_full_path())
     try:
         tournament = tournament_get(tournament_id=tournament_id)
     except TournamentError as error:

@@ -2,8 +2,9 @@
 
 Each scope allows a number of requests per window for one key: "orders" counts a player's
 order submissions; "joins" counts an IP address's failed join attempts (a wrong or revoked
-token). Good joins are not counted: a whole venue may share one address, and a valid token
-cannot be guessed anyway; the limit is there to stop guessing.
+token); "sign_ins" its failed sign-ins (a wrong password). Good ones are not counted: a whole
+venue may share one address, and a valid token cannot be guessed anyway; the limit is there
+to stop guessing.
 
 The limits come from ``settings.SL5R_RATE_LIMITS``, read on every call, e.g.
 ``{"orders": "30/min", "joins": "20/min"}`` (the defaults); ``None`` switches a scope off.
@@ -23,9 +24,14 @@ from django.http import HttpRequest
 DEFAULT_RATES: dict[str, str | None] = {
     "orders": "30/min",
     "joins": "20/min",
+    "sign_ins": "10/min",
 }
 UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600}
-WHAT = {"orders": "order submissions", "joins": "failed join attempts"}
+WHAT = {
+    "orders": "order submissions",
+    "joins": "failed join attempts",
+    "sign_ins": "failed sign-ins",
+}
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ from strategic_map.models import Army, Campaign
 from strategic_map.services import army_create
 
 Phase = Tournament.Phase
-MAX_NAME = Player._meta.get_field("name").max_length or 120
+MAX_NAME = services.PLAYER_NAME_MAX
 MAX_TEXT = 100_000  # characters of a pasted list or a CSV file: far more than 48 players
 MAX_FILE_BYTES = 200_000
 # A pasted line is split on the first of these it contains: "Ivanov, Ivan; crab" keeps the
@@ -255,13 +255,8 @@ def role_aliases() -> dict[str, Role]:
     return aliases
 
 
-def _name(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _name_key(name: str) -> str:
-    """Two names are the same player's when they differ only in case, spacing or ё/е."""
-    return _name(name).casefold().replace("ё", "е")
+_name = services.player_name_spaced
+_name_key = services.player_name_key
 
 
 # --- The preview ---------------------------------------------------------------------------
@@ -532,19 +527,7 @@ def _player_of(tournament: Tournament, player_id: int) -> Player:
 
 
 def _clean_name(tournament: Tournament, name: str, *, player: Player) -> str:
-    """The name given, refused when empty, too long, or another player's."""
-    cleaned = _name(name)
-    if not cleaned:
-        raise refusal(_("name: give the player's name"))
-    if len(cleaned) > MAX_NAME:
-        raise refusal(_("name: at most %(max)s characters") % {"max": MAX_NAME})
-    key = _name_key(cleaned)
-    for other in tournament.players.exclude(pk=player.pk):
-        if _name_key(other.name) == key:
-            raise refusal(
-                _("name: %(name)s is already registered") % {"name": other.name}, "name_taken"
-            )
-    return cleaned
+    return services.player_name_checked(tournament=tournament, name=name, player=player)
 
 
 def _army_number(code: str) -> int:

@@ -12,10 +12,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.utils.translation import gettext
 from ninja import Field, Schema
-from pydantic import field_validator, model_validator
+from pydantic import ConfigDict, field_validator, model_validator
 
 from referees.services import (
     MAX_BUSHIDO_TURNS,
+    MAX_PHASE_SECONDS,
     MAX_TURN_SECONDS,
     MIN_BUSHIDO_TURNS,
     MIN_TURN_SECONDS,
@@ -25,7 +26,6 @@ ClanId = Literal["crab", "crane", "dragon", "lion", "phoenix", "scorpion", "shad
 RoleId = Literal["general", "daimyo", "karo"]
 Shortfall = Literal["smaller_clans", "exclude_shadowlands"]
 ThreeVariant = Literal["generals_and_daimyo", "three_generals"]
-MAX_PHASE_SECONDS = 24 * 3600
 MAX_REASON = 2000
 
 
@@ -114,6 +114,49 @@ class TournamentOut(Schema):
     excluded_clans: list[str]
 
 
+class TournamentChangeIn(Schema):
+    """Settings to change before the start; those left out stay. The map cannot change."""
+
+    # A field this schema does not know (the map, a typo) is refused, not silently dropped.
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, min_length=1, max_length=200)
+    player_count: int | None = Field(None, ge=1, le=1000)
+    turn_seconds: int | None = Field(None, ge=MIN_TURN_SECONDS, le=MAX_TURN_SECONDS)
+    turns_total: int | None = Field(None, ge=1, le=10_000, description="null: no limit of turns")
+    ends_at: datetime | None = Field(None, description="with its UTC offset; null: no end time")
+    clan_abilities: bool | None = None
+    base_hand: Literal[5, 6] | None = None
+    shortfall: Shortfall | None = None
+    three_variant: ThreeVariant | None = None
+    planning_seconds: int | None = Field(None, ge=0, le=MAX_PHASE_SECONDS)
+    negotiation_seconds: int | None = Field(None, ge=0, le=MAX_PHASE_SECONDS)
+    time_zone: str | None = Field(None, max_length=64)
+    battle_game: Literal["l5r", "bushido"] | None = None
+    bushido_turns: int | None = Field(None, ge=MIN_BUSHIDO_TURNS, le=MAX_BUSHIDO_TURNS)
+
+    @field_validator("ends_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return TournamentIn._aware(value)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _zone(cls, value: str | None) -> str | None:
+        return None if value is None else TournamentIn._zone(value)
+
+    @model_validator(mode="after")
+    def _not_null(self) -> TournamentChangeIn:
+        for name in sorted(self.model_fields_set - {"turns_total", "ends_at"}):
+            if getattr(self, name) is None:
+                raise ValueError(f"{name}: give a value (only turns_total and ends_at may be null)")
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        """The settings the request gives, null included."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
 # --- Players ---------------------------------------------------------------------------------
 
 
@@ -134,6 +177,59 @@ class PlayerOut(Schema):
 class PlayerLinkOut(PlayerOut):
     token: str = Field(..., description="the join token; empty when the link is revoked")
     join_url: str | None = Field(..., description="the join link; null when revoked")
+
+
+class PlayerChangeIn(Schema):
+    """Any of these: a new name (any phase), another clan and/or role (set-up only, R1)."""
+
+    name: str | None = Field(None, min_length=1, max_length=120)
+    clan: ClanId | None = None
+    role: RoleId | None = None
+
+
+class PlayerReplaceIn(Schema):
+    name: str = Field(..., min_length=1, max_length=120, description="the newcomer's name")
+
+
+class RosterIn(Schema):
+    lines: str = Field(
+        ...,
+        max_length=100_000,
+        description="one player a line, `name; clan; role` (clan and role may be left out: "
+        "R1 proposes them); cells split on `;`, else tabs, else commas; blank lines and "
+        "lines starting with `#` skipped. Clans and roles in English or Russian, any case",
+    )
+    format: Literal["lines", "csv"] = Field(
+        "lines", description="csv: `lines` is a CSV file's text (name,clan,role; header optional)"
+    )
+    dry_run: bool = Field(False, description="true: only the preview, nothing is stored")
+
+
+class RosterLineOut(Schema):
+    line: int = Field(..., description="the line's number in the text")
+    name: str
+    clan: str | None
+    clan_proposed: bool = Field(..., description="R1 proposed the clan (the line left it out)")
+    role: str | None
+    role_proposed: bool = Field(..., description="R1 proposed the role (the line left it out)")
+    army: str | None = Field(..., description="the army code a General would get")
+    problems: list[str] = Field(..., description="everything wrong with the line (empty: fine)")
+
+
+class RosterOut(Schema):
+    dry_run: bool
+    ok: bool = Field(..., description="something to register and no problem on any line")
+    registered_before: int
+    player_count: int
+    lines: list[RosterLineOut]
+    players: list[PlayerLinkOut] = Field(..., description="the players stored (none on a dry run)")
+
+
+class RosterErrorOut(ErrorOut):
+    # A 422 is also what a body the schema refuses gets (code "validation", no lines).
+    lines: list[RosterLineOut] = Field(
+        default_factory=list, description="every line with its problems (code roster)"
+    )
 
 
 class JoinIn(Schema):
@@ -302,3 +398,24 @@ class InstructionOut(Schema):
     text: str
     at: datetime
     turn: int | None = Field(..., description="the turn open when it was sent")
+
+
+# --- Judges (referees/judging.py) ------------------------------------------------------------
+
+
+class JudgeIn(Schema):
+    username: str = Field(..., min_length=1, max_length=150)
+    invite: bool = Field(
+        False,
+        description="false: add the existing account of this name; true: make a new account "
+        "and answer its one-time sign-in link (shown once)",
+    )
+
+
+class JudgeOut(Schema):
+    id: int
+    username: str
+    pending: bool = Field(..., description="invited, and has not chosen a password yet")
+    sign_in_url: str | None = Field(
+        None, description="an invitation's one-time sign-in link: in this answer only"
+    )

@@ -42,7 +42,7 @@ from referees.lineups import (
     tournament_shape,
 )
 from referees.models import Announcement, Instruction, Player, Tournament
-from referees.texts import order_refusal_text
+from referees.texts import order_refusal_text, start_problem_text
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.errors import LineupError
 from sl5r.rules.mapgraph import GameMap, map_from_dict
@@ -54,7 +54,7 @@ from sl5r.rules.roles import (
     lineup_propose,
     lineup_seating_check,
     role_visibility,
-    starting_positions_check,
+    starting_positions_problems,
 )
 from strategic_map.clans import clan_name
 from strategic_map.models import Army, Campaign, Map, Order, Turn
@@ -391,6 +391,39 @@ def tournament_clans(tournament: Tournament) -> tuple[str, ...]:
     return tuple(c for c in CLANS if c not in excluded)
 
 
+PLAYER_NAME_MAX = Player._meta.get_field("name").max_length or 120
+
+
+def player_name_spaced(name: str) -> str:
+    """A name as stored: inner runs of spaces made one, none at the ends."""
+    return " ".join(name.split())
+
+
+def player_name_key(name: str) -> str:
+    """Two names are the same player's when they differ only in case, spacing or ё/е."""
+    return player_name_spaced(name).casefold().replace("ё", "е")
+
+
+def player_name_checked(*, tournament: Tournament, name: str, player: Player | None = None) -> str:
+    """The name to store, refused when empty, too long, or another player's of the tournament
+    (the join sheet and the log name players: two of one name could not be told apart)."""
+    cleaned = player_name_spaced(name)
+    if not cleaned:
+        raise refusal(_("name: give the player's name"))
+    if len(cleaned) > PLAYER_NAME_MAX:
+        raise refusal(_("name: at most %(max)s characters") % {"max": PLAYER_NAME_MAX})
+    key = player_name_key(cleaned)
+    others = (
+        tournament.players.all() if player is None else tournament.players.exclude(pk=player.pk)
+    )
+    for other in others:
+        if player_name_key(other.name) == key:
+            raise refusal(
+                _("name: %(name)s is already registered") % {"name": other.name}, "name_taken"
+            )
+    return cleaned
+
+
 @transaction.atomic
 def player_register(
     *,
@@ -408,8 +441,7 @@ def player_register(
     tournament = tournament_lock(tournament.pk)
     if tournament.phase != Phase.SETUP:
         raise refusal(_("players are registered during set-up only"), "phase", 409)
-    if not name.strip():
-        raise refusal(_("name: give the player's name"))
+    name = player_name_checked(tournament=tournament, name=name)
     if not is_clan(clan):
         raise refusal(_('clan: unknown clan "%(clan)s"') % {"clan": clan})
     if clan not in tournament_clans(tournament):
@@ -443,7 +475,7 @@ def player_register(
         army = army_create(campaign=tournament.campaign, code=f"{clan}-{number}", clan=clan)
     player = Player.objects.create(
         tournament=tournament,
-        name=name.strip(),
+        name=name,
         clan=clan,
         role=new_role.value,
         army=army,
@@ -579,14 +611,16 @@ def start_positions_declare(
             parts.append(_("not armies of the clan: %(armies)s") % {"armies": ", ".join(extra)})
         raise refusal(_("positions: %(problems)s") % {"problems": "; ".join(parts)})
     game_map = campaign_game_map(campaign)
-    problems = starting_positions_check(
+    codes = sorted(armies)
+    problems = starting_positions_problems(
         game_map,
         clan,
-        [positions[code] for code in sorted(armies)],
+        [positions[code] for code in codes],
         excluded_clans=frozenset(campaign.excluded_clans),
     )
     if problems:
-        raise refusal(_("positions: %(problems)s") % {"problems": "; ".join(problems)}, "positions")
+        worded = [start_problem_text(game_map, clan, problem, codes) for problem in problems]
+        raise refusal(_("positions: %(problems)s") % {"problems": "; ".join(worded)}, "positions")
     for code, army in armies.items():
         board_place(campaign=campaign, army=army, province=positions[code])
     campaign.save(update_fields=["board"])

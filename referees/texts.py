@@ -1,4 +1,5 @@
-"""Texts for people that more than one layer needs: why the engine rejected an order.
+"""Texts for people that more than one layer needs: why the engine rejected an order, and
+why declared starting positions were refused (R3.2).
 
 The rules engine speaks English and names a rejection by a stable code
 (``sl5r.rules.turn``); here each code has its reason in words the catalog translates. The
@@ -8,8 +9,14 @@ order was rejected.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.utils.functional import Promise
 from django.utils.translation import gettext, gettext_lazy, gettext_noop
+
+from sl5r.rules.mapgraph import GameMap
+from sl5r.rules.roles import StartProblem
+from strategic_map.clans import clan_name
 
 # The engine's rejection codes (and the two the campaign services add) with their reasons.
 REJECTION_REASONS: dict[str, str] = {
@@ -55,3 +62,43 @@ def order_refusal_text(code: str, message: str) -> str:
         return message
     translated = gettext(reason)
     return message if translated == reason else translated
+
+
+def start_problem_text(
+    game_map: GameMap, clan: str, problem: StartProblem, armies: Sequence[str] = ()
+) -> str:
+    """Why declared starting provinces are refused (R3.2), in the active language.
+
+    ``armies`` are the army codes in the order their provinces were checked, so that a
+    problem with one province names the army it was declared for.
+    """
+
+    def province(pid: str | None) -> str:
+        found = game_map.provinces.get(pid or "")
+        return found.name if found is not None else str(pid)
+
+    index = problem.index
+    army = armies[index] if index is not None and index < len(armies) else f"#{(index or 0) + 1}"
+    values = {"army": army, "province": province(problem.province), "clan": clan_name(clan)}
+    if problem.code == "unknown_province":
+        return gettext('%(army)s: there is no province "%(province)s"') % values
+    if problem.code == "not_home":
+        return gettext("%(army)s: %(province)s is not a home province of the %(clan)s") % values
+    if problem.code == "impassable":
+        return gettext("%(army)s: %(province)s is impassable") % values
+    if problem.code == "same_province":
+        return (
+            gettext(
+                "%(army)s: %(province)s is declared for another army too: two armies may not "
+                "start in the same province"
+            )
+            % values
+        )
+    if problem.code == "too_many":
+        return gettext("%(have)s armies but only %(allowed)s home provinces") % {
+            "have": problem.have,
+            "allowed": problem.allowed,
+        }
+    return gettext(
+        "castle provinces first: %(castles)s must be used before a province without a castle"
+    ) % {"castles": ", ".join(province(pid) for pid in problem.provinces)}

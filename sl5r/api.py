@@ -8,6 +8,7 @@ ids as 404, refusals of permission as 403. Bad input never gives a 500.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from django.utils.translation import gettext, gettext_noop, ngettext
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.openapi.docs import Swagger, render_template
 from ninja.parser import Parser
 
 from battles.api import router as battles_router
@@ -100,6 +102,26 @@ class ObjectBodyParser(Parser):
         return data
 
 
+class SessionSwagger(Swagger):
+    """Swagger UI whose "Try it out" sends the CSRF token, so a signed-in judge's session works.
+
+    ninja adds the token only when the API-wide ``auth`` checks CSRF; here each endpoint has
+    its own (``referees.auth.SessionAuth`` does check it), so ninja would leave it out and
+    every POST from the page would be refused 403 ``csrf``. The token goes in the page as
+    ninja's own template puts it (``X-CSRFToken`` on every request); the check itself is
+    unchanged.
+    """
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        context = {
+            "swagger_settings": json.dumps(self.settings, indent=1),
+            "api": api,
+            "add_csrf": True,
+        }
+        return render_template(request, self.template, self.template_cdn, context)
+
+
 api = NinjaAPI(
     title="SL5R Referee API",
     version="1",
@@ -110,6 +132,7 @@ api = NinjaAPI(
         "(`manage.py createjudgekey`). Errors are `{detail, code}` with a 4xx status."
     ),
     urls_namespace="api",
+    docs=SessionSwagger(),
     docs_url="/docs",
     openapi_url="/openapi.json",
     parser=ObjectBodyParser(),

@@ -293,6 +293,12 @@ STORAGES = {
 
 # --- Authentication ----------------------------------------------------------------------
 
+# Judges sign in on the site's own page (referees/home_pages.py), not the admin's, and land
+# on the list of the tournaments they judge.
+LOGIN_URL = "sign_in"
+LOGIN_REDIRECT_URL = "referees:judge_home"
+LOGOUT_REDIRECT_URL = "home"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -5,11 +5,18 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+from referees.home_pages import home, sign_in, sign_out
+from referees.judge_accounts import judge_welcome
 from referees.views import join
 from sl5r.api import api_not_found, api_urls
 from sl5r.views import healthz
 
 urlpatterns = [
+    path("", home, name="home"),
+    path("accounts/sign-in/", sign_in, name="sign_in"),
+    path("accounts/sign-out/", sign_out, name="sign_out"),
+    # A new judge's one-time link (referees/judging.py); then he signs in on the page above.
+    path("accounts/welcome/<str:uidb64>/<str:token>/", judge_welcome, name="judge_welcome"),
     path("", include("strategic_map.urls")),
     path("referees/", include("referees.urls")),
     path("", include("battles.urls")),

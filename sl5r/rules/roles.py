@@ -532,8 +532,12 @@ def lineup_fill(
         if clan is not None and clan not in shape.clans:
             seats.append(LineupSeat(clan, role, (LineupProblem("not_in_game", clan=clan),)))
             continue
-        candidates = [clan] if clan is not None else sorted(
-            shape.clans, key=lambda c: (len(roles_now.get(c, ())), shape.clans.index(c))
+        candidates = (
+            [clan]
+            if clan is not None
+            else sorted(
+                shape.clans, key=lambda c: (len(roles_now.get(c, ())), shape.clans.index(c))
+            )
         )
         placed: LineupSeat | None = None
         for candidate in candidates:

@@ -176,6 +176,16 @@ function drawHead() {
   $("register-form").hidden = p !== "setup";
   $("undo-form").hidden = !["running", "finished"].includes(p);
   $("positions-form").hidden = !["planning", "deployment"].includes(p);
+  $("declared-panel").hidden = !["planning", "deployment"].includes(p);
+}
+
+// R3.1: which clans have declared their starting positions (state.declared_clans).
+function drawDeclared() {
+  const panel = $("declared-panel");
+  const items = Object.entries(state.declared_clans || {}).map(([clan, declared]) =>
+    el("li", { className: declared ? "is-declared" : "is-undeclared", attrs: { "data-clan": clan } },
+      clanTag(clan), document.createTextNode(` — ${declared ? panel.dataset.declared : panel.dataset.undeclared}`)));
+  $("declared-clans").replaceChildren(...items);
 }
 
 function tick() {
@@ -316,7 +326,9 @@ function drawPlayers() {
       el("td", { text: config.roles[player.role] || player.role }),
       el("td", { text: player.army || "—" }),
       el("td", {}, link),
-      el("td", { className: "actions" }, reissue, revoke));
+      el("td", { className: "actions" },
+        el("a", { text: S.edit, className: "edit-player", attrs: { href: `${config.playerPages}${player.id}/` } }),
+        reissue, revoke));
   });
   $("players-body").replaceChildren(...rows);
 }
@@ -438,6 +450,7 @@ function apply(fresh) {
   const phaseChanged = !state || fresh.tournament.clock.phase !== state.tournament.clock.phase;
   state = fresh;
   drawHead();
+  drawDeclared();
   drawOrders();
   drawArmySelects();
   drawAnnouncements();
@@ -660,6 +673,9 @@ function start() {
       offsetMs = serverOffsetMs;
       apply(fresh);
       loadLog();
+      // Another judge may have registered, moved or replaced players: before the turns run
+      // (few changes, no orders) the list is read again on every change.
+      if (["setup", "planning", "deployment", "negotiation"].includes(phase())) loadPlayers();
     },
     onStatus(value) {
       status.textContent = labels[value] || value;

@@ -326,7 +326,7 @@ def test_meetings_bring_no_proxies_yet(game16: Game) -> None:
 
 def test_only_judges_print_the_proxies(game16: Game, other_user: Any) -> None:
     anonymous = Client().get(farms_url(game16))
-    assert anonymous.status_code == 302 and "/admin/login/" in anonymous["Location"]
+    assert anonymous.status_code == 302 and "/accounts/sign-in/" in anonymous["Location"]
     bystander = Client()
     bystander.force_login(other_user)
     assert bystander.get(farms_url(game16)).status_code == 403

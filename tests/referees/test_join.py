@@ -134,7 +134,7 @@ def test_sheet_sends_strangers_to_sign_in(client: Client, game16: Game) -> None:
     response = client.get(f"/referees/tournaments/{game16.id}/join-sheet")
 
     assert response.status_code == 302
-    assert "/admin/login/" in response["Location"]
+    assert "/accounts/sign-in/" in response["Location"]
 
 
 def test_sheet_of_an_unknown_tournament_is_404(

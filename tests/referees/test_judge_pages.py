@@ -98,7 +98,7 @@ def test_the_console_sends_an_anonymous_visitor_to_the_login(client: Client, gam
     response = client.get(url("judge", game16))
 
     assert response.status_code == 302
-    assert response["Location"].startswith(reverse("admin:login"))
+    assert response["Location"].startswith(reverse("sign_in"))
     assert "next=" in response["Location"]
 
 
@@ -301,7 +301,7 @@ def test_the_history_under_a_daimyo_is_for_judges_only(
     judge = client.get(url("history", game24))
 
     assert anonymous.status_code == 302
-    assert anonymous["Location"].startswith(reverse("admin:login"))
+    assert anonymous["Location"].startswith(reverse("sign_in"))
     assert stranger.status_code == 403
     assert not any(code in stranger.content.decode() for code in army_codes(game24))
     assert judge.status_code == 200

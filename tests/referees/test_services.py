@@ -455,3 +455,20 @@ def test_r4_a_turn_resolved_early_gives_the_next_turn_its_full_length_from_now(
     early = t.deadline - timedelta(minutes=10)
     services.clock_resolve_now(tournament_id=game16.id, actor=game16.judge_actor, now=early)
     assert game16.refresh().deadline == early + timedelta(seconds=t.turn_seconds)
+
+
+def test_register_refuses_a_name_already_registered_whatever_its_case_or_spacing(
+    make_game: Callable[..., Game],
+) -> None:
+    game = make_game(16, phase="setup", lineup={"crab": ["general"]})
+    error = refused(
+        lambda: services.player_register(
+            tournament=game.tournament,
+            name="  CRAB   general 1 ",
+            clan="crane",
+            role="general",
+            actor=game.judge_actor,
+            now=timezone.now(),
+        )
+    )
+    assert error.code == "name_taken" and "Crab general 1" in error.message

@@ -132,7 +132,7 @@ class Command(BaseCommand):
             f"march on Hida castle), turn 2 open"
             + (f" until {deadline:%H:%M:%S %Z}." if deadline else ".")
         )
-        login = f"{base_url}{reverse('admin:login')}"
+        login = f"{base_url}{reverse('sign_in')}"
         if new_password and not password:
             self.stdout.write(
                 f"Judge login at {login}: {JUDGE_USERNAME} / {new_password}  "

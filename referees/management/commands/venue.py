@@ -107,7 +107,7 @@ class Command(BaseCommand):
             )
         write("Phones on the same network open these addresses. Keep this laptop awake and")
         write("plugged in: while it sleeps, the turn clock stops.")
-        write(f"Judge sign-in:   {site}{reverse('admin:login')}")
+        write(f"Judge sign-in:   {site}{reverse('sign_in')}")
         public = f"{site}/"
         running = Tournament.objects.exclude(phase=Tournament.Phase.FINISHED).order_by("-id")
         for tournament in running:
