@@ -9,7 +9,8 @@ same line-ups with the same words.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -18,21 +19,26 @@ from referees.kernel import TournamentError, refusal
 from referees.models import Player, Tournament
 from sl5r.rules.errors import LineupError
 from sl5r.rules.roles import (
+    Lineup,
     LineupProblem,
     LineupShape,
     Role,
     ShortfallRule,
     ThreeVariant,
     lineup_admits,
+    lineup_propose,
     lineup_shape,
 )
 from strategic_map.clans import clan_name
 
+T = TypeVar("T")
 
-def lineup_shape_for(*, player_count: int, shortfall: str, three_variant: str) -> LineupShape:
-    """R1's shape for these settings; a count R1 cannot seat is refused (400 ``lineup``)."""
+
+def _r1(make: Callable[..., T], *, player_count: int, shortfall: str, three_variant: str) -> T:
+    """``make`` (``lineup_propose`` or ``lineup_shape``) for these settings, a count R1
+    cannot seat or an unknown choice refused (400 ``lineup`` / ``invalid``)."""
     try:
-        return lineup_shape(
+        return make(
             player_count,
             shortfall=ShortfallRule(shortfall),
             variant=ThreeVariant(three_variant),
@@ -41,6 +47,23 @@ def lineup_shape_for(*, player_count: int, shortfall: str, three_variant: str) -
         raise refusal(str(error.problem), "lineup") from error
     except ValueError as error:
         raise refusal(str(error)) from error
+
+
+def tournament_lineup(*, player_count: int, shortfall: str, three_variant: str) -> Lineup:
+    """R1's proposed roles per clan for these settings."""
+    return _r1(
+        lineup_propose,
+        player_count=player_count,
+        shortfall=shortfall,
+        three_variant=three_variant,
+    )
+
+
+def lineup_shape_for(*, player_count: int, shortfall: str, three_variant: str) -> LineupShape:
+    """R1's shape for these settings."""
+    return _r1(
+        lineup_shape, player_count=player_count, shortfall=shortfall, three_variant=three_variant
+    )
 
 
 def tournament_shape(tournament: Tournament) -> LineupShape:

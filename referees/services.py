@@ -39,19 +39,16 @@ from referees.lineups import (
     lineup_refuse_unless_fits,
     lineup_shape_for,
     registered_roles,
+    tournament_lineup,
     tournament_shape,
 )
 from referees.models import Announcement, Instruction, Player, Tournament
 from referees.texts import order_refusal_text, start_problem_text
 from sl5r.rules.clans import CLANS, is_clan
-from sl5r.rules.errors import LineupError
 from sl5r.rules.mapgraph import GameMap, map_from_dict
 from sl5r.rules.roles import (
     Lineup,
     Role,
-    ShortfallRule,
-    ThreeVariant,
-    lineup_propose,
     lineup_seating_check,
     role_visibility,
     starting_positions_problems,
@@ -119,19 +116,6 @@ def _refuse_unseated(
         "map_seating",
         422,
     )
-
-
-def tournament_lineup(*, player_count: int, shortfall: str, three_variant: str) -> Lineup:
-    try:
-        return lineup_propose(
-            player_count,
-            shortfall=ShortfallRule(shortfall),
-            variant=ThreeVariant(three_variant),
-        )
-    except LineupError as error:
-        raise refusal(str(error.problem), "lineup") from error
-    except ValueError as error:
-        raise refusal(str(error)) from error
 
 
 @dataclass(frozen=True, kw_only=True)
