@@ -546,14 +546,15 @@ def lineup_fill(
                 placed = LineupSeat(candidate, chosen, (), clan is None, role is None)
                 break
         if placed is None:
-            target = clan if clan is not None else None
-            if target is not None:
-                asked = role if role is not None else (shape.full[0])
-                problems = tuple(admits(target, asked)) or (
-                    LineupProblem("too_many", clan=target, role=asked),
+            seated = sum(len(r) for r in roles_now.values())
+            if seated >= shape.players:
+                problems: tuple[LineupProblem, ...] = (
+                    LineupProblem("players", have=seated, allowed=shape.players),
                 )
             else:
-                problems = (LineupProblem("players", have=shape.players, allowed=shape.players),)
+                # Why the clan asked for (or the first one tried) cannot take him.
+                asked = role if role is not None else shape.full[0]
+                problems = tuple(admits(candidates[0], asked))
             seats.append(LineupSeat(clan, role, problems))
             continue
         assert placed.clan is not None and placed.role is not None

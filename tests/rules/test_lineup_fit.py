@@ -211,3 +211,13 @@ def test_r1_fill_never_seats_a_lineup_r1_refuses(
             seated.setdefault(seat.clan, []).append(seat.role)
     assert lineup_admits(shape, seated) == []
     assert sum(len(r) for r in seated.values()) <= players
+
+
+def test_r1_fill_says_why_a_role_without_a_clan_has_no_place() -> None:
+    sixteen = lineup_fill(lineup_shape(16), {"crab": [G]}, [(None, D)])
+    assert [(p.code, p.role, p.allowed) for p in sixteen[0].problems] == [("too_many", D, 0)]
+    twenty = {clan: [G, G, D] for clan in ("crab", "crane", "dragon", "lion")}
+    full = lineup_fill(lineup_shape(20), twenty, [(None, D)])
+    assert [p.code for p in full[0].problems] == ["full_clans"]
+    done = lineup_fill(lineup_shape(8), {clan: [G] for clan in CLANS}, [(None, None)])
+    assert [(p.code, p.have) for p in done[0].problems] == [("players", 8)]
