@@ -76,6 +76,14 @@ class ActionIn(BaseModel):
         return self
 
 
+class AnswerIn(Schema):
+    answer: Literal["confirm", "decline", "withdraw"] = Field(
+        ...,
+        description="R8, R13: the player a proposal concerns confirms or declines it; its "
+        "proposer withdraws it; a judge may do any of these",
+    )
+
+
 class ResultIn(Schema):
     survivors: list[str] = Field(
         ...,
@@ -221,11 +229,38 @@ def battle_action(
 ) -> dict[str, Any]:
     """The body is the action itself, e.g. ``{"type": "honor", "army": "crab-1", "delta":
     2}``. An action the game does not allow now is refused with 422 and the game's reason.
+
+    R8, R13: a General's change to another player's honor, provinces or rings becomes a
+    proposal (in the table's ``proposals``) until that player or a judge confirms it. An
+    action that ends the game at the table (his last province, a win, −20 honor) is refused
+    with 409 ``confirm`` unless the body says ``"confirm": true``; a judge needs neither.
     """
     tournament, battle = _table(request, tournament_id, battle_id)
     viewer, actor = _acting(request, tournament)
     services.battle_act(
         battle_id=battle.pk, action=payload.model_dump(), actor=actor, now=timezone.now()
+    )
+    return _shown(tournament, battle.pk, viewer)
+
+
+@router.post(
+    "/tournaments/{tournament_id}/battles/{battle_id}/proposals/{proposal_id}",
+    response={200: dict[str, Any], **ERRORS},
+    auth=SIGNED_IN,
+    summary="Confirm, decline or withdraw a proposal (the player concerned; its proposer; judge)",
+)
+def battle_proposal(
+    request: HttpRequest, tournament_id: int, battle_id: int, proposal_id: int, payload: AnswerIn
+) -> dict[str, Any]:
+    """R8, R13: a confirmed proposal is applied at once, as its proposer's action."""
+    tournament, battle = _table(request, tournament_id, battle_id)
+    viewer, actor = _acting(request, tournament)
+    services.battle_proposal_answer(
+        battle_id=battle.pk,
+        proposal_id=proposal_id,
+        answer=payload.answer,
+        actor=actor,
+        now=timezone.now(),
     )
     return _shown(tournament, battle.pk, viewer)
 

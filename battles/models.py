@@ -129,3 +129,39 @@ class TableSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"tables before turn {self.turn}"
+
+
+class BattleProposal(models.Model):
+    """A General's change to another player's counts, waiting for that player's consent.
+
+    R8, R13: a player keeps his own honor, provinces and rings; a change to another's (and
+    so an end of the game for him) takes effect only when he confirms it on his phone or a
+    judge does. ``action`` is the table action as it will be applied, ``by`` its proposer.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", _("waiting for consent")
+        CONFIRMED = "confirmed", _("confirmed")
+        DECLINED = "declined", _("declined")
+        WITHDRAWN = "withdrawn", _("withdrawn")
+        LAPSED = "lapsed", _("lapsed: the battle was decided first")
+
+    battle = models.ForeignKey(Battle, on_delete=models.CASCADE, related_name="proposals")
+    by = models.CharField(_("proposed by (army)"), max_length=64)
+    to = models.CharField(_("for (army)"), max_length=64)
+    action = models.JSONField(_("action"))
+    status = models.CharField(
+        _("status"), max_length=10, choices=Status.choices, default=Status.OPEN
+    )
+    made_at = models.DateTimeField(_("made at"))
+    answered_at = models.DateTimeField(_("answered at"), null=True, blank=True)
+    answered_by = models.CharField(_("answered by"), max_length=150, blank=True, default="")
+
+    class Meta:
+        verbose_name = _("battle proposal")
+        verbose_name_plural = _("battle proposals")
+        ordering = ["battle", "id"]
+        indexes = [models.Index(fields=["battle", "status"], name="battle_proposal_status")]
+
+    def __str__(self) -> str:
+        return f"{self.by} → {self.to}: {self.action.get('type')} ({self.status})"

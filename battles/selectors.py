@@ -22,7 +22,7 @@ from typing import Any
 
 from django.db.models import Prefetch, Q
 
-from battles.models import GATHERING_STATUSES, OPEN_STATUSES, Battle, BattleSeat
+from battles.models import GATHERING_STATUSES, OPEN_STATUSES, Battle, BattleProposal, BattleSeat
 from referees.models import Player, Tournament
 from referees.selectors import Viewer, clan_roles
 from referees.services import TournamentError
@@ -241,6 +241,8 @@ def _row(
             "may_correct": judge and battle.status == Battle.Status.ENDED,
         },
     }
+    if with_state:
+        row["proposals"] = _proposals(battle, judge=judge, mine=mine)
     if with_state and isinstance(battle.state, dict):
         # What the table page draws (seating and its draws, strongholds, rings, truce…):
         # what everyone at the table sees anyway; the judge's history stays in ``state``.
@@ -250,6 +252,29 @@ def _row(
         if with_state:
             row["state"] = battle.state  # the whole table, draws and history included (R11)
     return row
+
+
+def _proposals(battle: Battle, *, judge: bool, mine: str | None) -> list[dict[str, Any]]:
+    """R8, R13: the changes to a player's counts waiting for his consent, with who may answer.
+
+    Everyone at the table sees them (they see the counts anyway); they wait only while the
+    battle is played.
+    """
+    if battle.status != Battle.Status.BATTLE:
+        return []
+    waiting = BattleProposal.objects.filter(battle=battle, status=BattleProposal.Status.OPEN)
+    return [
+        {
+            "id": p.pk,
+            "by": p.by,
+            "to": p.to,
+            "action": p.action,
+            "made_at": p.made_at.isoformat(),
+            "may_answer": judge or (mine is not None and mine == p.to),
+            "may_withdraw": judge or (mine is not None and mine == p.by),
+        }
+        for p in waiting.order_by("id")
+    ]
 
 
 def _engine_view(battle: Battle, by: str | None) -> tuple[dict[str, Any] | None, list[str]]:

@@ -46,6 +46,7 @@ from battles.models import (
     GATHERING_STATUSES,
     OPEN_STATUSES,
     Battle,
+    BattleProposal,
     BattleSeat,
     TableSnapshot,
 )
@@ -80,6 +81,10 @@ RNG_LABEL = "system"
 ERROR_NOT_RUNNING = gettext_noop("battles are fought while the turns run")
 ERROR_GAME_OVER = gettext_noop("the game has ended: its battles have stopped (R8)")
 ERROR_NOT_SEATED = gettext_noop("your army is not at this table")
+# R8, R13: the counts a player keeps for himself; another's are changed only with his consent.
+COUNTED_ACTIONS = frozenset({"honor", "province", "ring"})
+ANSWERS = ("confirm", "decline", "withdraw")
+DISHONOR = -20  # R13: at or below at the end of his own turn, a player loses
 
 
 # --- Who is asking ---------------------------------------------------------------------------
@@ -776,20 +781,206 @@ def battle_act(
         move["by"] = by
     else:
         move["by"] = who.army  # a General always acts as his own army
+    confirmed = move.pop("confirm", False) is True
     game = _game(battle)
+    state, outcome = _played(game, battle, move)
+    turn = _current_turn(tournament.campaign)
+    subject = move.get("army")
+    if not who.judge and kind in COUNTED_ACTIONS and subject in seats and subject != who.army:
+        # R8, R13: another player's count changes only when he (or a judge) agrees.
+        _propose(tournament, battle, who=who, to=str(subject), move=move, turn=turn, now=now)
+        announce(tournament, "battle")
+        return battle
+    if not who.judge and not confirmed and _ends_a_game(battle.state, state, outcome):
+        raise refusal(
+            _(
+                "this ends the game at this table (R8): send it again with confirm: true if "
+                "that is what happened"
+            ),
+            "confirm",
+            409,
+        )
+    _played_store(
+        tournament, battle, state, outcome, seats=seats, who=who, move=move, turn=turn, now=now
+    )
+    announce(tournament, "battle")
+    return battle
+
+
+def _played(
+    game: BattleGame, battle: Battle, move: Mapping[str, Any]
+) -> tuple[Any, TableOutcome | None]:
     try:
         state = game.act(battle.state, move, rng=random.SystemRandom(), rng_label=RNG_LABEL)
         outcome = game.outcome(state)
     except GameError as error:
         raise refusal(str(error), "illegal_action", 422) from error
+    return state, outcome
+
+
+def _played_store(
+    tournament: Tournament,
+    battle: Battle,
+    state: Any,
+    outcome: TableOutcome | None,
+    *,
+    seats: Mapping[str, BattleSeat],
+    who: _Who,
+    move: Mapping[str, Any],
+    turn: int,
+    now: datetime,
+) -> None:
     battle.state = _json(state)
     _save(battle, now, "state")
-    turn = _current_turn(tournament.campaign)
     _table_log(
         tournament, battle, actor=who.actor, action="battle_action", now=now, turn=turn, move=move
     )
     if outcome is not None:
         _decided(tournament, battle, outcome, seats=seats, who=who, turn=turn, now=now)
+
+
+def _honor_of(state: Any, army: str) -> int | None:
+    for player in state.get("players", []) if isinstance(state, Mapping) else []:
+        if player.get("army") == army and isinstance(player.get("honor"), int):
+            return int(player["honor"])
+    return None
+
+
+def _ends_a_game(before: Any, after: Any, outcome: TableOutcome | None) -> bool:
+    """Whether an action ends the game for someone (R8, R13): a new loser, an outcome, or a
+    family honor brought down to −20 (he loses at the end of his turn unless it rises). A
+    truce everyone agreed to ends nobody's game."""
+    if outcome is not None and outcome.kind == "win":
+        return True
+    if set(after.get("losers", [])) - set(before.get("losers", [])):
+        return True
+    for player in after.get("players", []):
+        army = player.get("army")
+        was, now_ = _honor_of(before, army), _honor_of(after, army)
+        if was is not None and now_ is not None and now_ <= DISHONOR < was:
+            return True
+    return False
+
+
+# --- Consent: a change to another player's counts (R8, R13) ----------------------------------
+
+
+def _propose(
+    tournament: Tournament,
+    battle: Battle,
+    *,
+    who: _Who,
+    to: str,
+    move: Mapping[str, Any],
+    turn: int,
+    now: datetime,
+) -> BattleProposal:
+    open_ = BattleProposal.objects.filter(
+        battle=battle, by=who.army or "", to=to, status=BattleProposal.Status.OPEN
+    )
+    for existing in open_:
+        if existing.action == dict(move):
+            return existing  # a second tap, a phone's retry: the proposal stands once
+    proposal = BattleProposal.objects.create(
+        battle=battle, by=who.army or "", to=to, action=_json(dict(move)), made_at=now
+    )
+    _save(battle, now)
+    _table_log(
+        tournament,
+        battle,
+        actor=who.actor,
+        action="battle_proposal_made",
+        now=now,
+        turn=turn,
+        proposal=proposal.pk,
+        by_army=proposal.by,
+        to_army=to,
+        move=proposal.action,
+    )
+    return proposal
+
+
+def _proposals_lapse(battle: Battle, now: datetime) -> None:
+    """A decided battle takes no more changes: what still waits for consent lapses."""
+    BattleProposal.objects.filter(battle=battle, status=BattleProposal.Status.OPEN).update(
+        status=BattleProposal.Status.LAPSED, answered_at=now
+    )
+
+
+@transaction.atomic
+def battle_proposal_answer(
+    *, battle_id: int, proposal_id: int, answer: str, actor: Actor | Player, now: datetime
+) -> Battle:
+    """The other player (or a judge) confirms or declines a proposal; its proposer (or a
+    judge) withdraws it. A confirmed proposal is applied then, as its proposer's action.
+    """
+    tournament, battle = _battle_locked(battle_id)
+    who = _who(actor, tournament)
+    if answer not in ANSWERS:
+        raise refusal(_('answer: "confirm", "decline" or "withdraw"'), "invalid", 422)
+    _playing(tournament)
+    proposal = BattleProposal.objects.filter(battle=battle, pk=proposal_id).first()
+    if proposal is None:
+        raise refusal(
+            _("there is no proposal %(id)s at this table") % {"id": proposal_id}, "not_found", 404
+        )
+    if proposal.status != BattleProposal.Status.OPEN:
+        raise refusal(
+            _("this proposal is %(status)s already") % {"status": proposal.get_status_display()},
+            "status",
+            409,
+        )
+    if not who.judge:
+        if answer == "withdraw" and who.army != proposal.by:
+            raise refusal(
+                _("only its proposer (or a judge) withdraws a proposal"), "forbidden", 403
+            )
+        if answer != "withdraw" and who.army != proposal.to:
+            raise refusal(
+                _("only the player it concerns (or a judge) confirms or declines a proposal"),
+                "forbidden",
+                403,
+            )
+    seats = _seats(battle)
+    turn = _current_turn(tournament.campaign)
+    if answer == "confirm":
+        if battle.status != Status.BATTLE:
+            raise refusal(
+                _("no battle is being played at this table (%(status)s)")
+                % {"status": battle.status},
+                "status",
+                409,
+            )
+        move = dict(proposal.action)
+        state, outcome = _played(_game(battle), battle, move)
+        proposal.status = BattleProposal.Status.CONFIRMED
+    else:
+        proposal.status = (
+            BattleProposal.Status.DECLINED
+            if answer == "decline"
+            else BattleProposal.Status.WITHDRAWN
+        )
+    proposal.answered_at = now
+    proposal.answered_by = who.army or who.actor.label
+    proposal.save(update_fields=["status", "answered_at", "answered_by"])
+    _table_log(
+        tournament,
+        battle,
+        actor=who.actor,
+        action=f"battle_proposal_{proposal.status}",
+        now=now,
+        turn=turn,
+        proposal=proposal.pk,
+        by_army=proposal.by,
+        to_army=proposal.to,
+        move=proposal.action,
+    )
+    if answer == "confirm":
+        _played_store(
+            tournament, battle, state, outcome, seats=seats, who=who, move=move, turn=turn, now=now
+        )
+    else:
+        _save(battle, now)
     announce(tournament, "battle")
     return battle
 
@@ -814,6 +1005,7 @@ def _decided(
 ) -> None:
     battle.outcome = _outcome_json(outcome)
     battle.decided_at = now
+    _proposals_lapse(battle, now)
     if outcome.kind == "truce":
         _end(tournament, battle, outcome, survivors=set(seats), who=who, turn=turn, now=now)
         return

@@ -103,9 +103,10 @@ def begin(game: Game, battle: Battle, honors: Mapping[str, int] | None = None) -
 
 def lose_provinces(game: Game, battle: Battle, army: str) -> Battle:
     """``army`` loses his four provinces, one by one (R13: no provinces left loses)."""
-    for _ in range(4):
+    for _ in range(3):
         battle = act(game, battle, army, type="province", army=army, delta=-1)
-    return battle
+    # R8: the last one ends the game for him, so he confirms it.
+    return act(game, battle, army, type="province", army=army, delta=-1, confirm=True)
 
 
 def fight(game: Game, battle: Battle, armies: Sequence[str] = ("lion-1", "unicorn-2")) -> Battle:

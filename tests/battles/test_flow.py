@@ -112,10 +112,13 @@ def test_r7_r8_r9_a_battle_from_the_meeting_to_the_map_and_a_reform_at_t_plus_2(
     assert row["summary"]["stage"] == "playing" and row["summary"]["current"] == "dragon-1"
 
     # The Lion loses his four provinces (R13), then the Unicorn holds the five rings.
-    for _ in range(4):
-        row = table.act("unicorn-2", type="province", army="lion-1", delta=-1)
+    for _ in range(3):
+        row = table.act("lion-1", type="province", army="lion-1", delta=-1)
+    row = table.act("lion-1", type="province", army="lion-1", delta=-1, confirm=True)
     assert row["status"] == "battle"  # the Dragon and the Unicorn fight on
-    row = table.act("unicorn-2", type="declare", kind="enlightenment", army="unicorn-2")
+    row = table.act(
+        "unicorn-2", type="declare", kind="enlightenment", army="unicorn-2", confirm=True
+    )
     assert row["status"] == "decided"
     assert row["outcome"]["winner"] == "unicorn-2" and row["outcome"]["losers"] == ["lion-1"]
     assert row["you"]["may_choose_survivors"] is True

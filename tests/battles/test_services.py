@@ -312,7 +312,15 @@ def test_r8_the_winner_chooses_who_survives_and_only_he_may(game16: Game) -> Non
     battle = meet(game16)
     fight(game16, battle)
     lose_provinces(game16, battle, "lion-1")
-    act(game16, battle, "unicorn-2", type="declare", kind="enlightenment", army="unicorn-2")
+    act(
+        game16,
+        battle,
+        "unicorn-2",
+        type="declare",
+        kind="enlightenment",
+        army="unicorn-2",
+        confirm=True,
+    )
     battle.refresh_from_db()
     assert battle.status == Battle.Status.DECIDED
     assert battle.outcome["losers"] == ["lion-1"]
@@ -351,7 +359,15 @@ def test_r8_survivors_of_several_clans_stay_together_at_a_peaceful_table(game16:
     battle = meet(game16)
     fight(game16, battle)
     lose_provinces(game16, battle, "lion-1")
-    act(game16, battle, "unicorn-2", type="declare", kind="enlightenment", army="unicorn-2")
+    act(
+        game16,
+        battle,
+        "unicorn-2",
+        type="declare",
+        kind="enlightenment",
+        army="unicorn-2",
+        confirm=True,
+    )
     battle_services.battle_result_choose(
         battle_id=battle.pk,
         survivors=["dragon-1"],

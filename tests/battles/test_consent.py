@@ -1,0 +1,231 @@
+"""Consent at the battle table (R8, R13): a player changes his own counts; another's only
+when that player (or a judge) confirms; an action that ends a game asks to be confirmed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from battles import services as battle_services
+from battles.models import Battle, BattleProposal
+from referees.models import LogEntry
+from referees.services import TournamentError
+from tests.battles.conftest import act, fight, general, meet
+from tests.referees.conftest import Api, Game
+
+pytestmark = pytest.mark.django_db
+
+
+def refused(call: Callable[[], Any]) -> TournamentError:
+    with pytest.raises(TournamentError) as caught:
+        call()
+    return caught.value
+
+
+def counts(battle: Battle, army: str) -> dict[str, Any]:
+    battle.refresh_from_db()
+    player = next(p for p in battle.state["players"] if p["army"] == army)
+    return {"honor": player["honor"], "provinces": player["provinces"], "rings": player["rings"]}
+
+
+def answer(
+    game: Game, battle: Battle, proposal: BattleProposal, by: str | None, word: str
+) -> Battle:
+    actor = game.judge_actor if by is None else general(game, by)
+    return battle_services.battle_proposal_answer(
+        battle_id=battle.pk, proposal_id=proposal.pk, answer=word, actor=actor, now=timezone.now()
+    )
+
+
+def logged(game: Game, prefix: str) -> list[str]:
+    rows = LogEntry.objects.filter(tournament=game.tournament, action__startswith=prefix)
+    return list(rows.order_by("id").values_list("action", flat=True))
+
+
+def test_r13_a_general_changing_the_opponents_honor_makes_a_proposal_not_a_change(
+    game16: Game,
+) -> None:
+    battle = fight(game16, meet(game16))
+    before = counts(battle, "unicorn-2")
+    act(game16, battle, "lion-1", type="honor", army="unicorn-2", delta=-3)
+    assert counts(battle, "unicorn-2") == before
+    proposal = BattleProposal.objects.get(battle=battle)
+    assert (proposal.by, proposal.to, proposal.status) == ("lion-1", "unicorn-2", "open")
+    assert proposal.action["delta"] == -3
+    # A second tap (a retry) does not make a second proposal.
+    act(game16, battle, "lion-1", type="honor", army="unicorn-2", delta=-3)
+    assert BattleProposal.objects.filter(battle=battle).count() == 1
+    assert logged(game16, "battle_proposal") == ["battle_proposal_made"]
+
+
+def test_r13_the_other_player_confirms_and_the_change_is_applied(game16: Game) -> None:
+    battle = fight(game16, meet(game16))
+    act(game16, battle, "lion-1", type="province", army="unicorn-2", delta=-1)
+    proposal = BattleProposal.objects.get(battle=battle)
+    # Only the player concerned (or a judge) confirms; the proposer cannot.
+    error = refused(lambda: answer(game16, battle, proposal, "lion-1", "confirm"))
+    assert error.status == 403
+    answer(game16, battle, proposal, "unicorn-2", "confirm")
+    assert counts(battle, "unicorn-2")["provinces"] == 3
+    proposal.refresh_from_db()
+    assert proposal.status == "confirmed" and proposal.answered_by == "unicorn-2"
+    error = refused(lambda: answer(game16, battle, proposal, "unicorn-2", "confirm"))
+    assert error.status == 409  # applied once only
+    assert counts(battle, "unicorn-2")["provinces"] == 3
+    assert logged(game16, "battle_proposal") == [
+        "battle_proposal_made",
+        "battle_proposal_confirmed",
+    ]
+    entry = LogEntry.objects.filter(tournament=game16.tournament, action="battle_action").last()
+    assert entry is not None and entry.data["move"]["by"] == "lion-1"
+
+
+def test_r13_the_proposer_withdraws_and_nothing_changes(game16: Game) -> None:
+    battle = fight(game16, meet(game16))
+    before = counts(battle, "unicorn-2")
+    act(game16, battle, "lion-1", type="ring", army="unicorn-2", element="fire")
+    proposal = BattleProposal.objects.get(battle=battle)
+    error = refused(lambda: answer(game16, battle, proposal, "unicorn-2", "withdraw"))
+    assert error.status == 403  # only its proposer withdraws it
+    answer(game16, battle, proposal, "lion-1", "withdraw")
+    proposal.refresh_from_db()
+    assert proposal.status == "withdrawn"
+    assert counts(battle, "unicorn-2") == before
+    assert logged(game16, "battle_proposal") == [
+        "battle_proposal_made",
+        "battle_proposal_withdrawn",
+    ]
+
+
+def test_r13_the_other_player_declines_and_nothing_changes(game16: Game) -> None:
+    battle = fight(game16, meet(game16))
+    before = counts(battle, "unicorn-2")
+    act(game16, battle, "lion-1", type="honor", army="unicorn-2", delta=2)
+    proposal = BattleProposal.objects.get(battle=battle)
+    answer(game16, battle, proposal, "unicorn-2", "decline")
+    proposal.refresh_from_db()
+    assert proposal.status == "declined"
+    assert counts(battle, "unicorn-2") == before
+    assert logged(game16, "battle_proposal") == ["battle_proposal_made", "battle_proposal_declined"]
+
+
+def test_r13_a_judge_confirms_a_proposal_for_the_player(game16: Game) -> None:
+    battle = fight(game16, meet(game16))
+    act(game16, battle, "lion-1", type="honor", army="unicorn-2", delta=2)
+    proposal = BattleProposal.objects.get(battle=battle)
+    before = counts(battle, "unicorn-2")["honor"]
+    answer(game16, battle, proposal, None, "confirm")
+    assert counts(battle, "unicorn-2")["honor"] == before + 2
+
+
+def test_r13_a_judges_change_needs_no_consent(game16: Game) -> None:
+    battle = fight(game16, meet(game16))
+    for _ in range(4):
+        act(game16, battle, None, type="province", army="unicorn-2", delta=-1)
+    battle.refresh_from_db()
+    assert not BattleProposal.objects.filter(battle=battle).exists()
+    assert battle.status == Battle.Status.ENDED and battle.outcome["winner"] == "lion-1"
+
+
+def test_r8_a_players_own_last_province_needs_his_confirmation(game16: Game) -> None:
+    battle = fight(game16, meet(game16))
+    for _ in range(3):
+        act(game16, battle, "lion-1", type="province", army="lion-1", delta=-1)
+    error = refused(lambda: act(game16, battle, "lion-1", type="province", army="lion-1", delta=-1))
+    assert error.status == 409 and error.code == "confirm"
+    assert counts(battle, "lion-1")["provinces"] == 1
+    act(game16, battle, "lion-1", type="province", army="lion-1", delta=-1, confirm=True)
+    battle.refresh_from_db()
+    assert battle.status == Battle.Status.ENDED and battle.outcome["losers"] == ["lion-1"]
+
+
+def test_r8_honor_brought_down_to_minus_20_needs_confirmation(game16: Game) -> None:
+    battle = fight(game16, meet(game16))
+    act(game16, battle, "lion-1", type="honor", army="lion-1", delta=-10)
+    act(game16, battle, "lion-1", type="honor", army="lion-1", delta=-10)
+    assert counts(battle, "lion-1")["honor"] == -15
+    error = refused(lambda: act(game16, battle, "lion-1", type="honor", army="lion-1", delta=-5))
+    assert error.code == "confirm"
+    act(game16, battle, "lion-1", type="honor", army="lion-1", delta=-5, confirm=True)
+    assert counts(battle, "lion-1")["honor"] == -20
+
+
+def test_r8_a_proposal_that_ends_the_game_for_the_other_waits_for_him(game16: Game) -> None:
+    battle = fight(game16, meet(game16))
+    for _ in range(3):
+        act(game16, battle, "unicorn-2", type="province", army="unicorn-2", delta=-1)
+    act(game16, battle, "lion-1", type="province", army="unicorn-2", delta=-1)
+    battle.refresh_from_db()
+    assert battle.status == Battle.Status.BATTLE
+    proposal = BattleProposal.objects.get(battle=battle, status="open")
+    answer(game16, battle, proposal, "unicorn-2", "confirm")
+    battle.refresh_from_db()
+    assert battle.status == Battle.Status.ENDED and battle.outcome["winner"] == "lion-1"
+
+
+def test_r8_proposals_still_waiting_lapse_when_the_battle_is_decided(game16: Game) -> None:
+    battle = fight(game16, meet(game16))
+    act(game16, battle, "lion-1", type="honor", army="unicorn-2", delta=1)
+    for _ in range(4):
+        act(game16, battle, None, type="province", army="unicorn-2", delta=-1)
+    proposal = BattleProposal.objects.get(battle=battle)
+    assert proposal.status == "lapsed"
+
+
+# --- The API ---------------------------------------------------------------------------------
+
+
+def _path(game: Game, battle: Battle, rest: str) -> str:
+    return f"/tournaments/{game.id}/battles/{battle.pk}{rest}"
+
+
+def test_r13_api_the_proposal_shows_on_both_phones_and_the_other_confirms(
+    game16: Game, api: Api
+) -> None:
+    battle = fight(game16, meet(game16))
+    lion, unicorn = (game16.token(general(game16, a)) for a in ("lion-1", "unicorn-2"))
+    body = {"type": "province", "army": "unicorn-2", "delta": -1}
+    response = api.post(_path(game16, battle, "/actions"), body, token=lion)
+    assert response.status_code == 200, response.content
+    mine = response.json()["proposals"]
+    assert [(p["by"], p["to"], p["may_answer"], p["may_withdraw"]) for p in mine] == [
+        ("lion-1", "unicorn-2", False, True)
+    ]
+    theirs = api.get(_path(game16, battle, ""), token=unicorn).json()["proposals"]
+    assert [(p["may_answer"], p["may_withdraw"]) for p in theirs] == [(True, False)]
+    pid = theirs[0]["id"]
+    refused_ = api.post(
+        _path(game16, battle, f"/proposals/{pid}"), {"answer": "confirm"}, token=lion
+    )
+    assert refused_.status_code == 403 and refused_.json()["detail"]
+    row = api.post(
+        _path(game16, battle, f"/proposals/{pid}"), {"answer": "confirm"}, token=unicorn
+    ).json()
+    assert row["proposals"] == []
+    player = next(p for p in row["table"]["players"] if p["army"] == "unicorn-2")
+    assert player["provinces"] == 3
+
+
+def test_r8_api_an_ending_action_needs_the_confirm_flag(game16: Game, api: Api) -> None:
+    battle = fight(game16, meet(game16))
+    lion = game16.token(general(game16, "lion-1"))
+    body = {"type": "province", "army": "lion-1", "delta": -1}
+    for _ in range(3):
+        assert api.post(_path(game16, battle, "/actions"), body, token=lion).status_code == 200
+    response = api.post(_path(game16, battle, "/actions"), body, token=lion)
+    assert response.status_code == 409 and response.json()["code"] == "confirm"
+    response = api.post(_path(game16, battle, "/actions"), {**body, "confirm": True}, token=lion)
+    assert response.status_code == 200 and response.json()["status"] == "ended"
+
+
+def test_r13_api_a_bad_answer_is_refused_with_a_message(game16: Game, api: Api) -> None:
+    battle = fight(game16, meet(game16))
+    lion = game16.token(general(game16, "lion-1"))
+    response = api.post(_path(game16, battle, "/proposals/999"), {"answer": "maybe"}, token=lion)
+    assert response.status_code == 422
+    response = api.post(_path(game16, battle, "/proposals/999"), {"answer": "confirm"}, token=lion)
+    assert response.status_code == 404 and response.json()["detail"]
