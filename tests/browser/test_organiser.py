@@ -160,3 +160,24 @@ def test_an_organiser_sets_up_and_starts_a_16_player_tournament_with_a_second_ju
     expect(russian.locator("html")).to_have_attribute("lang", "ru")
     expect(russian.locator("#new-tournament")).to_have_text("Новый турнир")
     snap(russian, "organiser-home-ru")
+
+
+def test_the_organisers_pages_fit_a_phone_in_russian(
+    new_page: Callable[..., Page], live_site: LiveServer
+) -> None:
+    judge = live_site.data["judge"]
+    page = new_page("phone", locale="ru-RU")
+    page.goto("/accounts/sign-in/")
+    page.locator("#id_username").fill(judge["username"])
+    page.locator("#id_password").fill(judge["password"])
+    page.locator("form button[type=submit]").last.click()
+    expect(page).to_have_url(re.compile(r"/referees/judge/$"))
+    assert fits_the_width(page)
+    page.locator("#new-tournament").click()
+    # 20 players: the line-up names the smaller clans (R1 b), the longest lines of the form.
+    page.locator("[name=player_count]").fill("20")
+    page.locator("[name=player_count]").blur()
+    expect(page.locator("#lineup-body tr")).to_have_count(8)
+    expect(page.locator("#lineup-body")).to_contain_text("Даймё")
+    assert fits_the_width(page)
+    snap(page, "organiser-new-tournament-ru")
