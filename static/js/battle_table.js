@@ -12,6 +12,7 @@
  * #battle-strings (this page's), read with pageStrings(); {name} placeholders are filled here.
  */
 
+import { ask } from "./battle_confirm.js";
 import { ApiError, apiCall, fmt, pageStrings, startPlayerPage } from "./players.js";
 
 const $ = (id) => document.getElementById(id);
@@ -158,6 +159,7 @@ function numberInput(key, attrs) {
 async function send(path, body, source, okText = S["battle-done"], onOk = null) {
   if (busy) return;
   busy = true;
+  let askFirst = false;
   const buttons = [...root.querySelectorAll("button")];
   for (const b of buttons) b.dataset.wasDisabled = b.disabled ? "1" : "";
   for (const b of buttons) b.disabled = true;
@@ -168,7 +170,10 @@ async function send(path, body, source, okText = S["battle-done"], onOk = null) 
     if (onOk) onOk();
     say(okText, "ok");
   } catch (error) {
-    say(errorText(error), "error");
+    // R8: the server asks before an action that ends the game for a player (say −20 honor);
+    // the dialog asks him, and only a yes sends it again.
+    askFirst = error instanceof ApiError && error.status === 409 && error.code === "confirm" && !body.confirm;
+    say(askFirst ? "" : errorText(error), "error");
   } finally {
     busy = false;
     for (const b of buttons) b.disabled = b.dataset.wasDisabled === "1";
@@ -177,10 +182,70 @@ async function send(path, body, source, okText = S["battle-done"], onOk = null) 
     if (source && document.body.contains(source)) source.focus();
     else if (key) refocus(key);
   }
+  if (askFirst && (await ask(S["confirm-ending"]))) await send(path, { ...body, confirm: true }, source, okText, onOk);
 }
 
 function act(action, source, okText, onOk) {
-  return send("/actions", action, source, okText, onOk);
+  // R8, R13: a General's change to another player's counts waits for that player's consent.
+  const target = action.army;
+  const proposal = !judge && target && target !== mine && ["honor", "province", "ring"].includes(action.type);
+  const text = proposal ? fmt(S["proposal-made"], { army: target }) : okText;
+  return send("/actions", action, source, text, onOk);
+}
+
+// --- Proposals waiting for consent (R8, R13) -----------------------------------------------------
+
+function proposalText(proposal) {
+  const a = proposal.action || {};
+  const army = armyShort(proposal.to);
+  let what;
+  if (a.type === "honor") what = fmt(S["proposal-honor"], { army, delta: signed(a.delta) });
+  else if (a.type === "province" && a.delta < 0) what = fmt(S["proposal-province-lost"], { army });
+  else if (a.type === "province") what = fmt(S["proposal-province-regained"], { army });
+  else if (a.type === "ring") what = fmt(S["proposal-ring"], { army, ring: S[`ring-${a.element}`] || a.element });
+  else what = fmt(S["proposal-other"], { army, type: a.type });
+  return fmt(S["proposal-line"], { by: armyLabel(proposal.by), what });
+}
+
+function renderProposals() {
+  const proposals = row.proposals || [];
+  $("proposals-panel").hidden = proposals.length === 0;
+  $("proposal-list").replaceChildren(
+    ...proposals.map((proposal) => {
+      const answer = (word, okKey) => (b) =>
+        send(`/proposals/${proposal.id}`, { answer: word }, b, S[okKey]);
+      const buttons = [];
+      if (proposal.may_answer) {
+        buttons.push(
+          button(S["proposal-confirm"], answer("confirm", "proposal-confirmed"), {
+            className: "big-button is-primary",
+            key: `proposal-confirm-${proposal.id}`,
+          }),
+          button(S["proposal-decline"], answer("decline", "proposal-declined"), {
+            key: `proposal-decline-${proposal.id}`,
+          }),
+        );
+      }
+      if (proposal.may_withdraw) {
+        buttons.push(
+          button(S["proposal-withdraw"], answer("withdraw", "proposal-withdrawn"), {
+            className: "big-button is-quiet",
+            key: `proposal-withdraw-${proposal.id}`,
+          }),
+        );
+      }
+      const item = el(
+        "li",
+        { className: "proposal", attrs: { "data-proposal": String(proposal.id) } },
+        el("p", { className: "proposal-text", text: proposalText(proposal) }),
+      );
+      if (!proposal.may_answer) {
+        item.append(el("p", { className: "note", text: fmt(S["proposal-waiting"], { army: armyShort(proposal.to) }) }));
+      }
+      if (buttons.length) item.append(el("div", { className: "button-row tight" }, ...buttons));
+      return item;
+    }),
+  );
 }
 
 function refocus(key) {
@@ -298,11 +363,11 @@ function renderMeeting() {
   }
 }
 
-$("vote-buttons").addEventListener("click", (event) => {
+$("vote-buttons").addEventListener("click", async (event) => {
   const target = event.target.closest("button[data-vote]");
   if (!target) return;
   const vote = target.dataset.vote;
-  if (vote === "battle" && !window.confirm(S["confirm-battle"])) return;
+  if (vote === "battle" && !(await ask(S["confirm-battle"]))) return;
   send("/vote", { vote }, target, S["vote-stored"]);
 });
 
@@ -697,10 +762,12 @@ function playerCard(p, summary) {
       el(
         "div",
         { className: "button-row tight" },
-        button(S["province-lost"], (b) => {
-          const last = p.provinces === 1;
-          if (last && !window.confirm(fmt(S["confirm-last-province"], { army }))) return;
-          act({ type: "province", army, delta: -1 }, b);
+        button(S["province-lost"], async (b) => {
+          // Another player's province is a proposal he confirms (R8, R13): nothing to ask here.
+          const last = p.provinces === 1 && (judge || army === mine);
+          const text = army === mine ? S["confirm-own-last-province"] : fmt(S["confirm-last-province"], { army });
+          if (last && !(await ask(text))) return;
+          act({ type: "province", army, delta: -1, ...(last ? { confirm: true } : {}) }, b);
         }, { className: "big-button", key: `province-lost-${army}` }),
         p.provinces < 4
           ? button(S["province-regained"], (b) => act({ type: "province", army, delta: 1 }, b), {
@@ -720,9 +787,9 @@ function playerCard(p, summary) {
       rings.append(el("span", { className: `ring ring-${element} is-held`, text: `✓ ${S[`ring-${element}`]}` }));
     } else if (claimable) {
       rings.append(
-        button(S[`ring-${element}`], (b) => {
-          if (!window.confirm(fmt(S["confirm-ring"], { army, ring: S[`ring-${element}`] }))) return;
-          act({ type: "ring", army, element }, b);
+        button(S[`ring-${element}`], async (b) => {
+          if (!(await ask(fmt(S["confirm-ring"], { army, ring: S[`ring-${element}`] })))) return;
+          act({ type: "ring", army, element, confirm: true }, b);
         }, { className: `ring-button ring-${element}`, key: `ring-${element}-${army}` }),
       );
     }
@@ -734,9 +801,9 @@ function playerCard(p, summary) {
   const extra = [];
   if (can("declare") && !out && (judge || army === mine)) {
     extra.push(
-      button(S["declare-enlightenment"], (b) => {
-        if (!window.confirm(fmt(S["confirm-enlightenment"], { army }))) return;
-        act({ type: "declare", kind: "enlightenment", army }, b);
+      button(S["declare-enlightenment"], async (b) => {
+        if (!(await ask(fmt(S["confirm-enlightenment"], { army })))) return;
+        act({ type: "declare", kind: "enlightenment", army, confirm: true }, b);
       }, { className: "big-button is-quiet", key: `declare-${army}` }),
     );
   }
@@ -921,9 +988,9 @@ function renderBushido() {
   }
   if (can("declare")) {
     buttons.push(
-      button(S["declare-all-scored"], (b) => {
-        if (!window.confirm(S["confirm-all-scored"])) return;
-        act({ type: "declare", kind: "all_scored" }, b);
+      button(S["declare-all-scored"], async (b) => {
+        if (!(await ask(S["confirm-all-scored"]))) return;
+        act({ type: "declare", kind: "all_scored", confirm: true }, b);
       }, { className: "big-button is-quiet" }),
     );
   }
@@ -1065,12 +1132,12 @@ function renderSurvivorsForm(outcome) {
   if (show) checkList($("survivor-choices"), choosable(outcome));
 }
 
-$("survivors-form").addEventListener("submit", (event) => {
+$("survivors-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const form = event.currentTarget;
   const survivors = [...form.querySelectorAll("input[name=survivor]:checked")].map((i) => i.value);
   const spared = survivors.length ? list(survivors) : S["nobody"];
-  if (!window.confirm(fmt(S["confirm-survivors"], { armies: spared }))) return;
+  if (!(await ask(fmt(S["confirm-survivors"], { armies: spared })))) return;
   send("/result", { survivors }, form.querySelector("button[type=submit]"), S["survivors-stored"]);
 });
 
@@ -1128,13 +1195,14 @@ if ($("judge-result-form")) {
   $("judge-kind").addEventListener("change", () => {
     $("judge-winner-label").hidden = $("judge-kind").value !== "win";
   });
-  $("judge-result-form").addEventListener("submit", (event) => {
+  $("judge-result-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const kind = $("judge-kind").value;
     const action = { type: "judge_result", kind };
     if (kind === "win") action.winner = $("judge-winner").value;
-    if (!window.confirm(S["confirm-judge-result"])) return;
-    act(action, event.currentTarget.querySelector("button[type=submit]"));
+    const submit = event.currentTarget.querySelector("button[type=submit]");
+    if (!(await ask(S["confirm-judge-result"]))) return;
+    act(action, submit);
   });
 }
 
@@ -1150,6 +1218,7 @@ function render() {
   const active = document.activeElement;
   const focused = active && root.contains(active) && active.dataset ? active.dataset.key : null;
   renderStatus();
+  renderProposals();
   renderMeeting();
   renderSeats();
   renderOutcome();

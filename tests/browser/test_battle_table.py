@@ -37,7 +37,6 @@ def test_a_general_plays_his_battle_table_on_his_phone(
     mine, other = game["army"], game["other"]["army"]
     table_api = f"/tournaments/{game['id']}"
     page = new_page("phone")
-    page.on("dialog", lambda dialog: dialog.accept())
 
     # His page says where his table is, and that he cannot give orders in a battle (R4).
     join(page, game["token"], game["id"])
@@ -53,6 +52,7 @@ def test_a_general_plays_his_battle_table_on_his_phone(
     # The meeting: he calls for battle (R7).
     expect(page.locator("#meeting-panel")).to_be_visible()
     page.locator('#vote-buttons [data-vote="battle"]').tap()
+    page.locator("#confirm-dialog").get_by_role("button", name="Yes, confirm").tap()
     expect(page.locator("#battle-message")).to_have_class(re.compile(r"\bis-ok\b"))
     expect(page.locator("#meeting-panel")).to_be_hidden()
     expect(page.locator("#status-line")).to_contain_text("Battle")
@@ -102,13 +102,13 @@ def test_a_general_plays_his_battle_table_on_his_phone(
     # The other General plays: his honor and a province lost show up without a reload.
     for action in (
         {"type": "honor", "army": other, "delta": 2},
-        {"type": "province", "army": mine, "delta": -1},
+        {"type": "province", "army": other, "delta": -1},
     ):
         live_site.api(
             "POST", f"{table_api}/battles/{battle_id}/actions", token=other_token, body=action
         )
     expect(card(page, other).locator(".honor-value")).to_have_text("7")
-    expect(card(page, mine).locator(".province-value")).to_contain_text("3")
+    expect(card(page, other).locator(".province-value")).to_contain_text("3")
     assert page.evaluate("window.__sameDocument") is True
     snap(page, "battle-table")
 
