@@ -49,6 +49,7 @@ Point = tuple[float, float]
 DEFAULT_WIDTH = 1000.0
 DEFAULT_HEIGHT = 800.0
 LABEL_WIDTH = 0.6  # a label's average character width, in font sizes (bold sans-serif)
+SEA = 0.015  # the sea left between the coast and the frame, in parts of the canvas's side
 COAST = -1  # the label of a cell edge that lies on the coast, not between two cells
 
 # --- Clans: colours, patterns, marker shapes (the one place they are defined) ----------------
@@ -379,12 +380,20 @@ def _draw(map_data: Mapping[str, Any]) -> MapDrawing:
         )
 
     laid_out = any(p.x is None or p.y is None for p in provinces)
-    sites = _place(provinces, neighbours, width, height)
-    sites = _fit(sites, width, height)
-    sites = _separate(sites, width, height)
-
     spacing = math.sqrt(width * height / n)
-    coast = _coast(sites, width, height, margin=max(0.45 * spacing, 0.025 * min(width, height)))
+    margin = max(0.45 * spacing, 0.025 * min(width, height))
+    # The coast runs ``margin`` outside the outer sites; they sit far enough inside the
+    # canvas for the whole coast and a strip of sea to show: the frame never cuts the land
+    # (Asako, Asahina, Doji, Shizuka on the bundled map's edges).
+    # A map of few provinces has a wide margin: it narrows rather than shrink the map.
+    sea = SEA * min(width, height)
+    sites = _place(provinces, neighbours, width, height)
+    sites = _fit(sites, width, height, inset=min(margin, 0.08 * min(width, height)) + sea)
+    sites = _separate(sites, width, height)
+    room = min(min(x, y, width - x, height - y) for x, y in sites) - sea
+    margin = max(min(margin, room), 0.025 * min(width, height))
+
+    coast = _coast(sites, width, height, margin=margin)
     cells = _voronoi(sites, coast)
 
     # Shared edges, from either side (the smaller index first).
@@ -571,9 +580,10 @@ def _grid_layout(
     return sites
 
 
-def _fit(sites: list[Point], width: float, height: float) -> list[Point]:
-    """Scale the sites into the canvas (keeping their proportions) if any lies outside."""
-    inset = 0.04 * min(width, height)
+def _fit(sites: list[Point], width: float, height: float, *, inset: float) -> list[Point]:
+    """Scale the sites into the canvas less ``inset`` (keeping their proportions) if any
+    lies outside it."""
+    inset = min(inset, 0.45 * min(width, height))
     xs = [x for x, _y in sites]
     ys = [y for _x, y in sites]
     inside_x = min(xs) >= inset and max(xs) <= width - inset

@@ -94,7 +94,29 @@ def test_labels_fit_on_the_canvas() -> None:
     for shape in drawing.provinces:
         half = drawing_module.LABEL_WIDTH * shape.label_size * len(shape.name) / 2
         assert half <= shape.label[0] <= drawing.width - half, shape.id
-    assert drawing.province("crane-asahina").label_size < drawing.label_size  # type: ignore[union-attr]
+
+
+def test_the_bundled_maps_labels_all_keep_their_full_size() -> None:
+    """On a phone's whole-map view the smallest label is what limits legibility: with the
+    coast inside the frame no edge province (Asahina Lands) needs a smaller one."""
+    drawing = map_drawing(rokugan())
+
+    small = [p.id for p in drawing.provinces if p.label_size < drawing.label_size]
+
+    assert small == []
+
+
+def test_the_frame_shows_the_whole_coast_with_sea_around_it() -> None:
+    """Asako, Asahina, Doji, Shizuka lie on the bundled map's edges: the view box holds every
+    province's polygon with a strip of sea, so no coast is cut straight by the frame."""
+    drawing = map_drawing(rokugan())
+    x0, y0, w, h = (float(v) for v in drawing.view_box.split())
+    sea = 0.01 * min(w, h)
+
+    for shape in drawing.provinces:
+        for x, y in shape.polygon:
+            assert x0 + sea <= x <= x0 + w - sea, (shape.id, x)
+            assert y0 + sea <= y <= y0 + h - sea, (shape.id, y)
 
 
 def test_each_cell_holds_its_own_site_and_nearest_points() -> None:
