@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from sl5r.rules.draws import seed_commitment
+
 
 class Map(models.Model):
     """A map a tournament can be played on.
@@ -105,6 +107,9 @@ class Turn(models.Model):
     resolved_by = models.CharField(_("resolved by"), max_length=64, blank=True, default="")
     case = models.JSONField(_("case file"), null=True, blank=True)
     result = models.JSONField(_("result"), null=True, blank=True)
+    # R11: the secret seed of the turn's draws (64 hex digits), fixed when the turn opens.
+    # Only its commitment is shown until the turn is resolved; undo and re-resolution keep it.
+    draw_seed = models.CharField(_("draw seed"), max_length=64, blank=True, default="")
 
     class Meta:
         verbose_name = _("turn")
@@ -121,6 +126,11 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign_id}/{self.number} ({self.status})"
+
+    @property
+    def commitment(self) -> str:
+        """SHA-256 of the draw seed, published while the seed is secret (R11)."""
+        return seed_commitment(self.draw_seed) if self.draw_seed else ""
 
 
 class Order(models.Model):

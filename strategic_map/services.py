@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -11,7 +10,8 @@ from typing import Any
 
 from django.db.models import F
 
-from sl5r.rules.casefile import case_from_dict, case_to_dict, result_to_dict
+from sl5r.rules.casefile import SEEDED, case_from_dict, case_to_dict, result_to_dict
+from sl5r.rules.draws import SeededDraws, orders_digest, seed_new
 from sl5r.rules.mapgraph import map_from_dict
 from sl5r.rules.roles import general_visible_provinces
 from sl5r.rules.turn import Army as RulesArmy
@@ -161,7 +161,23 @@ def board_set_control(*, campaign: Campaign, province: str, clan: str | None) ->
 
 
 def turn_open(*, campaign: Campaign, number: int, now: datetime, deadline: datetime | None) -> Turn:
-    return Turn.objects.create(campaign=campaign, number=number, opened_at=now, deadline=deadline)
+    """Open a turn with its secret draw seed fixed now (R11): only its commitment is shown."""
+    return Turn.objects.create(
+        campaign=campaign, number=number, opened_at=now, deadline=deadline, draw_seed=seed_new()
+    )
+
+
+def turn_seed_renew(*, turn: Turn) -> str:
+    """Give an open turn a new draw seed (a judge's deliberate re-draw, R11); the old seed.
+
+    The caller logs it: the new commitment replaces the published one.
+    """
+    if turn.status != Turn.Status.OPEN:
+        raise ValueError("only an open turn's draws can be renewed")
+    old = turn.draw_seed
+    turn.draw_seed = seed_new()
+    turn.save(update_fields=["draw_seed"])
+    return old
 
 
 def order_submit(
@@ -255,6 +271,10 @@ def turn_resolve(
 ) -> Turn | None:
     """Resolve an open turn: carry out its orders and store the new board (R4-R9).
 
+    The draws come from the turn's committed seed and the digest of the orders that count
+    (R11, ``sl5r.rules.draws``), so resolving the same orders again draws the same; ``rng``
+    replaces that source (tests, benchmarks).
+
     Exactly once: the turn moves from OPEN to RESOLVING in a conditional update, so when two
     callers race (two clocks, or a clock and a judge) the second finds it no longer open and
     gets ``None``. Must run inside ``transaction.atomic()``; the caller decides when the turn
@@ -276,8 +296,17 @@ def turn_resolve(
     ]
     placed = {a.id for a in state.armies}
     orders = [o for o in orders if o.army in placed]
-    source = rng if rng is not None else random.SystemRandom()
-    result = adjudicate_turn(state, orders, rng=source, rng_label="system")
+    if not turn.draw_seed:  # a turn opened before seeds were kept
+        turn.draw_seed = seed_new()
+    if rng is None:
+        result = adjudicate_turn(
+            state,
+            orders,
+            rng=SeededDraws(seed=turn.draw_seed, digest=orders_digest(orders)),
+            rng_label=SEEDED,
+        )
+    else:
+        result = adjudicate_turn(state, orders, rng=rng, rng_label="system")
 
     campaign.board = _board(campaign, result.armies, result.control)
     campaign.version += 1  # the row is locked: no other writer in between
@@ -289,12 +318,13 @@ def turn_resolve(
         draws={d.key: d.moving_from for d in result.draws if d.method.value != "scorpion"},
         map_ref=campaign.map_data,
         description=f"Turn {turn.number} as played",
+        draw_seed=turn.draw_seed if rng is None else None,
     )
     turn.result = result_to_dict(result)
     turn.status = Turn.Status.RESOLVED
     turn.resolved_at = now
     turn.resolved_by = by
-    turn.save(update_fields=["case", "result", "status", "resolved_at", "resolved_by"])
+    turn.save(update_fields=["case", "result", "status", "resolved_at", "resolved_by", "draw_seed"])
     return turn
 
 
@@ -303,6 +333,7 @@ def turn_undo(*, campaign: Campaign, turn: Turn) -> None:
 
     ``turn`` must be the last resolved turn; any turn opened after it is marked undone (its
     orders stay on record). The caller holds the campaign locked, inside a transaction.
+    The turn keeps its draw seed (R11): resolving it again with the same orders draws the same.
     """
     if turn.status != Turn.Status.RESOLVED or turn.case is None:
         raise ValueError("only a resolved turn can be undone")

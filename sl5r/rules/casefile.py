@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .clans import CLANS, is_clan
+from .draws import SeededDraws, orders_digest, seed_bytes, seed_commitment
 from .errors import CaseFormatError, MapError
 from .mapgraph import GameMap, map_from_dict, rokugan_map
 from .turn import (
@@ -30,6 +31,7 @@ from .turn import (
 )
 
 FORMAT = 1
+SEEDED = "committed seed"
 TOP_KEYS = frozenset(
     {
         "format",
@@ -42,6 +44,9 @@ TOP_KEYS = frozenset(
         "orders",
         "draws",
         "seed",
+        "draw_seed",
+        "commitment",
+        "orders_digest",
         "expect",
     }
 )
@@ -61,8 +66,15 @@ class Case:
     seed: int | None
     expect: Mapping[str, Any] | None
     map_ref: str | dict[str, Any]
+    # R11: a played turn's revealed seed, the commitment published while it was secret, and
+    # the digest of the orders that counted (docs/adjudication.md, "Verifying a turn").
+    draw_seed: str | None = None
+    commitment: str | None = None
+    orders_digest: str | None = None
 
     def random_source(self) -> tuple[RandomSource, str]:
+        if self.draw_seed is not None:
+            return SeededDraws(seed=self.draw_seed, digest=orders_digest(self.orders)), SEEDED
         if self.seed is None:
             return random.SystemRandom(), "system"
         return random.Random(self.seed), f"seed {self.seed}"
@@ -265,6 +277,16 @@ def _draws(value: object, game_map: GameMap) -> dict[str, str]:
     return draws
 
 
+def _hex64(raw: Mapping[str, Any], key: str) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _fail(key, f"must be 64 hex digits, not {_show(value)}")
+    seed_bytes(value, key)
+    return value.lower()
+
+
 def case_from_dict(data: object) -> Case:
     """Check a decoded case file and build the engine's inputs; ``CaseFormatError`` if bad."""
     raw = _object(data, "", TOP_KEYS)
@@ -299,6 +321,9 @@ def case_from_dict(data: object) -> Case:
         seed=seed,
         expect=expect,
         map_ref=map_ref,
+        draw_seed=_hex64(raw, "draw_seed"),
+        commitment=_hex64(raw, "commitment"),
+        orders_digest=_hex64(raw, "orders_digest"),
     )
 
 
@@ -377,6 +402,7 @@ def case_to_dict(
     draws: Mapping[str, str],
     map_ref: str | Mapping[str, Any],
     description: str = "",
+    draw_seed: str | None = None,
 ) -> dict[str, Any]:
     """Write a turn as a case file (the inverse of ``case_from_dict``), e.g. for export.
 
@@ -421,7 +447,51 @@ def case_to_dict(
         rows.append(row)
     data["orders"] = rows
     data["draws"] = dict(draws)
+    if draw_seed is not None:
+        data["draw_seed"] = draw_seed
+        data["commitment"] = seed_commitment(draw_seed)
+        data["orders_digest"] = orders_digest(orders)
     return data
+
+
+def case_verify(case: Case) -> list[str]:
+    """Every way the case's draws do not follow from its revealed seed and orders (R11).
+
+    Checks that the seed is the one committed to, that the orders are the ones digested at
+    the deadline, and that replaying the turn with ``SeededDraws`` makes the recorded draws.
+    The caller makes sure ``draw_seed`` is there.
+    """
+    assert case.draw_seed is not None
+    problems: list[str] = []
+    commitment = seed_commitment(case.draw_seed)
+    if case.commitment is not None and case.commitment != commitment:
+        problems.append(
+            f"commitment: the case says {case.commitment}, but sha256(draw_seed) is {commitment}"
+        )
+    digest = orders_digest(case.orders)
+    if case.orders_digest is not None and case.orders_digest != digest:
+        problems.append(
+            f"orders: their digest is {digest}, but the case says {case.orders_digest} "
+            "(the orders are not the ones that counted at the deadline)"
+        )
+    replay = adjudicate_turn(
+        case.state,
+        case.orders,
+        rng=SeededDraws(seed=case.draw_seed, digest=digest),
+        rng_label=SEEDED,
+    )
+    made = {d.key: d.moving_from for d in replay.draws if d.method.value == "random"}
+    for key in sorted(set(made) | set(case.draws)):
+        recorded, drawn = case.draws.get(key), made.get(key)
+        if recorded is None:
+            problems.append(f"draws.{key}: the seed draws {_show(drawn)}, the case records none")
+        elif drawn is None:
+            problems.append(f"draws.{key}: the case records {_show(recorded)}, the seed draws none")
+        elif recorded != drawn:
+            problems.append(
+                f"draws.{key}: the case records {_show(recorded)}, the seed draws {_show(drawn)}"
+            )
+    return problems
 
 
 # --- comparing a result with ``expect`` -------------------------------------------------
