@@ -82,7 +82,7 @@ ERROR_NOT_RUNNING = gettext_noop("battles are fought while the turns run")
 ERROR_GAME_OVER = gettext_noop("the game has ended: its battles have stopped (R8)")
 ERROR_NOT_SEATED = gettext_noop("your army is not at this table")
 # R8, R13: the counts a player keeps for himself; another's are changed only with his consent.
-COUNTED_ACTIONS = frozenset({"honor", "province", "ring"})
+COUNTED_ACTIONS = frozenset({"honor", "province", "ring", "models", "victory_points"})
 ANSWERS = ("confirm", "decline", "withdraw")
 DISHONOR = -20  # R13: at or below at the end of his own turn, a player loses
 
@@ -786,7 +786,7 @@ def battle_act(
     state, outcome = _played(game, battle, move)
     turn = _current_turn(tournament.campaign)
     subject = move.get("army")
-    if not who.judge and kind in COUNTED_ACTIONS and subject in seats and subject != who.army:
+    if not who.judge and kind in COUNTED_ACTIONS and _someone_elses(battle, seats, who, subject):
         # R8, R13: another player's count changes only when he (or a judge) agrees.
         _propose(tournament, battle, who=who, to=str(subject), move=move, turn=turn, now=now)
         announce(tournament, "battle")
@@ -837,6 +837,18 @@ def _played_store(
     )
     if outcome is not None:
         _decided(tournament, battle, outcome, seats=seats, who=who, turn=turn, now=now)
+
+
+def _someone_elses(
+    battle: Battle, seats: Mapping[str, BattleSeat], who: _Who, subject: Any
+) -> bool:
+    """Whether ``subject``'s counts belong to another player than the General acting."""
+    if not isinstance(subject, str) or subject not in seats or subject == who.army:
+        return False
+    if battle.game == Battle.Game.BUSHIDO and who.army in seats:
+        # R14: a side is a clan's warband; its Generals keep its models and points together.
+        return seats[subject].army.clan != seats[who.army].army.clan
+    return True
 
 
 def _honor_of(state: Any, army: str) -> int | None:

@@ -187,8 +187,11 @@ async function send(path, body, source, okText = S["battle-done"], onOk = null) 
 
 function act(action, source, okText, onOk) {
   // R8, R13: a General's change to another player's counts waits for that player's consent.
+  // R14: in Bushido a side is a clan, and its Generals keep its counts together.
   const target = action.army;
-  const proposal = !judge && target && target !== mine && ["honor", "province", "ring"].includes(action.type);
+  const counted = ["honor", "province", "ring", "models", "victory_points"].includes(action.type);
+  const otherSide = row.game !== "bushido" || (seat(target) && seat(mine) && seat(target).clan !== seat(mine).clan);
+  const proposal = !judge && target && target !== mine && counted && otherSide;
   const text = proposal ? fmt(S["proposal-made"], { army: target }) : okText;
   return send("/actions", action, source, text, onOk);
 }
@@ -203,7 +206,9 @@ function proposalText(proposal) {
   else if (a.type === "province" && a.delta < 0) what = fmt(S["proposal-province-lost"], { army });
   else if (a.type === "province") what = fmt(S["proposal-province-regained"], { army });
   else if (a.type === "ring") what = fmt(S["proposal-ring"], { army, ring: S[`ring-${a.element}`] || a.element });
-  else what = fmt(S["proposal-other"], { army, type: a.type });
+  else if (a.type === "models") what = fmt(S["proposal-models"], { army, count: a.count });
+  else if (a.type === "victory_points") what = fmt(S["proposal-victory-points"], { army, delta: signed(a.points) });
+  else what = fmt(S["proposal-other"], { army, type: named("action", a.type) });
   return fmt(S["proposal-line"], { by: armyLabel(proposal.by), what });
 }
 

@@ -14,7 +14,7 @@ from battles import services as battle_services
 from battles.models import Battle, BattleProposal
 from referees.models import LogEntry
 from referees.services import TournamentError
-from tests.battles.conftest import act, fight, general, meet
+from tests.battles.conftest import act, fight, general, meet, vote
 from tests.referees.conftest import Api, Game
 
 pytestmark = pytest.mark.django_db
@@ -229,3 +229,20 @@ def test_r13_api_a_bad_answer_is_refused_with_a_message(game16: Game, api: Api) 
     assert response.status_code == 422
     response = api.post(_path(game16, battle, "/proposals/999"), {"answer": "confirm"}, token=lion)
     assert response.status_code == 404 and response.json()["detail"]
+
+
+def test_r14_a_bushido_general_setting_the_other_sides_models_makes_a_proposal(
+    make_game: Callable[..., Game],
+) -> None:
+    game = make_game(16, battle_game="bushido")
+    battle = meet(game)
+    vote(game, battle, "lion-1", "battle")
+    act(game, battle, "lion-1", type="tactical_test", winner="lion-1")
+    act(game, battle, "lion-1", type="models", army="lion-1", count=6)
+    act(game, battle, "lion-1", type="models", army="unicorn-2", count=3)
+    battle.refresh_from_db()
+    assert battle.state["models"] == {"lion": 6, "unicorn": None}
+    proposal = BattleProposal.objects.get(battle=battle)
+    answer(game, battle, proposal, "unicorn-2", "confirm")
+    battle.refresh_from_db()
+    assert battle.state["models"] == {"lion": 6, "unicorn": 3}
