@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from battles.models import Battle, BattleSeat
+from battles.models import Battle, BattleProposal, BattleSeat
 
 
 class BattleSeatInline(admin.TabularInline):
     model = BattleSeat
     extra = 0
     readonly_fields = ("army", "vote", "voted_at", "joined_turn", "reinforcement")
+    can_delete = False
+
+
+class BattleProposalInline(admin.TabularInline):
+    model = BattleProposal
+    extra = 0
+    readonly_fields = ("by", "to", "action", "status", "made_at", "answered_at", "answered_by")
     can_delete = False
 
 
@@ -34,4 +41,4 @@ class BattleAdmin(admin.ModelAdmin):
         "ended_at",
         "updated_at",
     )
-    inlines = [BattleSeatInline]
+    inlines = [BattleSeatInline, BattleProposalInline]

@@ -217,8 +217,17 @@ function renderProposals() {
   $("proposals-panel").hidden = proposals.length === 0;
   $("proposal-list").replaceChildren(
     ...proposals.map((proposal) => {
-      const answer = (word, okKey) => (b) =>
+      const answer = (word, okKey) => async (b) => {
+        // Consenting to his own end (his last province, −20 honor) is asked once more (R8).
+        const a = proposal.action || {};
+        const p = tablePlayer(proposal.to);
+        const ending =
+          p &&
+          ((a.type === "province" && a.delta < 0 && p.provinces === 1) ||
+            (a.type === "honor" && p.honor > -20 && p.honor + a.delta <= -20));
+        if (word === "confirm" && ending && !(await ask(S["confirm-ending"]))) return;
         send(`/proposals/${proposal.id}`, { answer: word }, b, S[okKey]);
+      };
       const buttons = [];
       if (proposal.may_answer) {
         buttons.push(
