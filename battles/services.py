@@ -973,7 +973,7 @@ def battle_proposal_answer(
             else BattleProposal.Status.WITHDRAWN
         )
     proposal.answered_at = now
-    proposal.answered_by = who.army or who.actor.label
+    proposal.answered_by = (who.army or who.actor.label)[:150]
     proposal.save(update_fields=["status", "answered_at", "answered_by"])
     _table_log(
         tournament,
