@@ -8,6 +8,7 @@
 // library. Each clan has its colour, a dash pattern and a marker of its own, and its name
 // at the end of its line, so the chart reads without colours as well.
 
+import { showCommitment } from "./commitment.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -248,8 +249,11 @@ function bootScreen(configNode) {
 
   function turnText(current) {
     const t = current.tournament;
-    if (!t.turn) return "";
-    return t.turns_total ? fill(S.turn_of, { turn: t.turn, total: t.turns_total }) : fill(S.turn_n, { turn: t.turn });
+    // Once ended, the turn the game ended in: "End the game" leaves it unresolved, so
+    // `turn` (the last resolved one) would step back a turn.
+    const turn = t.ended_turn || t.turn;
+    if (!turn) return "";
+    return t.turns_total ? fill(S.turn_of, { turn, total: t.turns_total }) : fill(S.turn_n, { turn });
   }
 
   function drawAnnouncements(current) {
@@ -328,6 +332,7 @@ function bootScreen(configNode) {
     document.body.classList.toggle("is-paused", Boolean(t.clock.paused));
     $("screen-name").textContent = t.name;
     $("screen-turn").textContent = turnText(current);
+    showCommitment(current);
     // While the turns run, the turn number says it all.
     $("screen-phase").textContent = t.clock.phase === "running" ? "" : config.phases[t.clock.phase] || t.clock.phase;
     $("screen-phase").hidden = remainingSeconds(current, offsetMs) === null;

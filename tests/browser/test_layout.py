@@ -1,0 +1,142 @@
+"""The pages fit their screens: the judge's console on a laptop (1280×800) and a projector
+(1920×1080) cuts nothing off, nothing is wider than a phone (390 px), and the big screen
+says which turn the game ended in."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import SCREENSHOTS, LiveServer
+from tests.browser.page_states import tournament_ended_in_turn
+
+pytestmark = pytest.mark.browser
+
+SIZES = {"laptop": (1280, 800), "projector": (1920, 1080)}
+
+# Every element of the console that sticks out of its panel, the panel's edges included:
+# a table's last cell, a select, a button. A scroll box (overflow auto) may hold wider
+# content; what it holds is then reachable, not cut.
+CLIPPED = """
+() => {
+  const out = [];
+  const boxes = (node) => {
+    const found = [];
+    for (let p = node.parentElement; p; p = p.parentElement) {
+      const style = getComputedStyle(p);
+      if (p.classList.contains("panel")) { found.push([p, false]); break; }
+      if (["auto", "scroll"].includes(style.overflowX)) found.push([p, true]);
+    }
+    return found;
+  };
+  const inside = (a, b) => a.left >= b.left - 0.5 && a.right <= b.right + 0.5;
+  const items = document.querySelectorAll(
+    ".panel select, .panel input, .panel button, .panel th, .panel td");
+  for (const node of items) {
+    if (!node.getClientRects().length) continue;
+    const rect = node.getBoundingClientRect();
+    if (rect.width === 0) continue;
+    const found = boxes(node);
+    if (!found.length) continue;
+    const [box, scrolls] = found[0];
+    if (scrolls) {
+      // Inside a scroll box: the box itself must fit its panel.
+      const panel = found[found.length - 1][0];
+      if (!inside(box.getBoundingClientRect(), panel.getBoundingClientRect()))
+        out.push(`${box.className} wider than ${panel.className}`);
+      continue;
+    }
+    if (!inside(rect, box.getBoundingClientRect()))
+      out.push(`${node.tagName.toLowerCase()}${node.id ? "#" + node.id : ""}.${node.className}`
+        + ` (${Math.round(rect.left)}–${Math.round(rect.right)}) out of ${box.className}`);
+  }
+  return [...new Set(out)];
+}
+"""
+
+
+def sign_in(page: Page, live_site: LiveServer) -> None:
+    judge = live_site.data["judge"]
+    page.goto("/accounts/sign-in/")
+    page.locator("#id_username").fill(judge["username"])
+    page.locator("#id_password").fill(judge["password"])
+    page.locator(".stacked-form button[type=submit]").click()
+    expect(page).to_have_url(re.compile(r"/referees/judge/$"))
+
+
+def shot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True, animations="disabled")
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+@pytest.mark.parametrize("size", sorted(SIZES))
+def test_the_console_cuts_nothing_off_on_a_laptop_and_a_projector(
+    new_page: Callable[..., Page], live_site: LiveServer, size: str, language: str
+) -> None:
+    """The Points table's total column and the corrections' drop-downs stay inside their
+    panels; the page never scrolls sideways."""
+    width, height = SIZES[size]
+    page = new_page("desktop", locale=language)
+    page.set_viewport_size({"width": width, "height": height})
+    sign_in(page, live_site)
+    page.goto(f"/referees/tournaments/{live_site.data['clock']['id']}/judge/")
+    expect(page.locator("#live-status")).to_have_attribute("data-status", "live")
+    expect(page.locator(".scores-table tbody tr").first).to_be_visible()
+
+    clipped = page.evaluate(CLIPPED)
+    # The points must be read at a glance: the whole table in its panel, no scrolling.
+    table = page.locator(".panel-scores table").bounding_box()
+    panel = page.locator(".panel-scores").bounding_box()
+    assert table is not None and panel is not None
+    assert table["x"] + table["width"] <= panel["x"] + panel["width"] + 0.5
+    shot(page, f"layout-console-{size}-{language}")
+
+    assert clipped == []
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/accounts/sign-in/",
+        "/referees/tournaments/{screen}/screen/",
+        "/maps/rokugan/",
+    ],
+)
+def test_nothing_is_wider_than_a_phone(
+    new_page: Callable[..., Page], live_site: LiveServer, path: str
+) -> None:
+    page = new_page("phone")
+    page.goto(path.format(screen=live_site.data["screen"]["id"]))
+    page.wait_for_load_state("load")
+    shot(page, "layout-phone-" + re.sub(r"[^a-z0-9]+", "-", path).strip("-") or "home")
+
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+@pytest.fixture(scope="module")
+def ended(live_site: LiveServer) -> dict[str, Any]:
+    return tournament_ended_in_turn(live_site, "Browser: ended in turn 3", turn=3)
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["loaded-after", "watching"])
+def test_the_big_screen_shows_the_turn_the_game_ended_in(
+    new_page: Callable[..., Page], live_site: LiveServer, ended: dict[str, Any], live: bool
+) -> None:
+    """The judge ended the game while turn 3 was open: the screen still says turn 3, both as
+    the page is served and once its script has drawn the state."""
+    page = new_page("desktop")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"/referees/tournaments/{ended['id']}/screen/")
+    if live:
+        expect(page.locator("#screen-status")).to_be_hidden()
+        expect(page.locator("#screen-final")).to_be_visible()
+    shot(page, "layout-screen-ended")
+
+    expect(page.locator("#screen-turn")).to_have_text("Turn 3 of 20")
