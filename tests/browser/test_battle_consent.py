@@ -2,7 +2,8 @@
 
 General A proposes "Province lost" on B's card; B's phone shows the proposal and B confirms
 it; the count changes on both phones. A proposes an honor change, withdraws it, and it
-disappears from B's phone. B loses his last province himself, through the page's confirm
+disappears from B's phone. B's own −20 honor is asked in the page's dialog (he cancels); B
+loses his last province himself, through the page's confirm
 dialog; the battle ends mid-turn, and A's General page stops speaking of a meeting at once.
 """
 
@@ -95,12 +96,21 @@ def test_r13_a_change_to_the_other_players_count_waits_for_his_confirmation(
     expect(panel_b).to_be_hidden()
     expect(honor_b).to_have_text(before)
 
+    # B takes his own honor down to −20: the server asks, the page's dialog asks him (R8).
+    card(phone_b, b).locator("input.honor-input").fill("-26")
+    card(phone_b, b).get_by_role("button", name="Change").tap()
+    dialog = phone_b.locator("#confirm-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("ends the game")
+    dialog.get_by_role("button", name="Cancel").tap()
+    expect(dialog).to_be_hidden()
+    expect(honor_b).to_have_text(before)
+
     # B loses his own last province: the page's dialog asks first (R8).
     for _ in range(2):
         api(b_token, {"type": "province", "army": b, "delta": -1})
     expect(provinces(phone_b, b)).to_contain_text("1 of 4")
     card(phone_b, b).get_by_role("button", name="Province lost").tap()
-    dialog = phone_b.locator("#confirm-dialog")
     expect(dialog).to_be_visible()
     expect(dialog).to_contain_text("last province")
     snap(phone_b, "battle-consent-dialog")
