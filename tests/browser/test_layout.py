@@ -140,3 +140,26 @@ def test_the_big_screen_shows_the_turn_the_game_ended_in(
     shot(page, "layout-screen-ended")
 
     expect(page.locator("#screen-turn")).to_have_text("Turn 3 of 20")
+
+
+@pytest.mark.parametrize("language", ["en", "ru"])
+def test_every_page_writes_a_time_of_day_the_same_way(
+    new_page: Callable[..., Page], live_site: LiveServer, language: str
+) -> None:
+    """The console, the big screen (static/js/screen.js) and the players' phones
+    (static/js/players.js: General, clan, battle pages) share one formatter: 24-hour time
+    in the tournament's zone, in either language (not "01:05:09 PM" on a phone and
+    "13:05:09" on the console)."""
+    page = new_page("phone", locale=language)
+    page.goto("/")
+    shown = page.evaluate(
+        """async () => {
+          const players = await import("/static/js/players.js");
+          const screen = await import("/static/js/screen.js");
+          const at = "2026-05-01T13:05:09.123456+00:00";
+          const state = { tournament: { time_zone: "Europe/Moscow" } };
+          return [players.formatTime(at, state), screen.formatTime(at, "Europe/Moscow", true)];
+        }"""
+    )
+
+    assert shown == ["16:05:09", "16:05:09"]
