@@ -184,7 +184,8 @@ BATTLE_REASONS: dict[str, Promise] = {
 }
 
 
-def _outcome(outcome: Any, ctx: LogContext) -> str:
+def battle_outcome_text(outcome: Any, ctx: LogContext) -> str:
+    """A battle's result (R8) in words: the winner, how, and who lost; or a truce."""
     if not isinstance(outcome, Mapping):
         return _("no result")
     reason = BATTLE_REASONS.get(str(outcome.get("reason") or ""))
@@ -200,7 +201,8 @@ def _outcome(outcome: Any, ctx: LogContext) -> str:
     return text
 
 
-def _casualties(casualties: Any, ctx: LogContext) -> str:
+def battle_casualties_text(casualties: Any, ctx: LogContext) -> str:
+    """The armies a battle destroyed, with the turn each may reform from (R9)."""
     if not isinstance(casualties, list) or not casualties:
         return _("no army destroyed")
     parts = [
@@ -584,15 +586,15 @@ def _battle_proposal(template: Promise) -> Sentence:
 def _battle_decided(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
     return _("The battle in %(province)s is decided: %(outcome)s.") % {
         "province": ctx.province(d.get("province")),
-        "outcome": _outcome(d.get("outcome"), ctx),
+        "outcome": battle_outcome_text(d.get("outcome"), ctx),
     }
 
 
 def _battle_ended(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
     return _("The battle in %(province)s ended: %(outcome)s; %(casualties)s.") % {
         "province": ctx.province(d.get("province")),
-        "outcome": _outcome(d.get("outcome"), ctx),
-        "casualties": _casualties(d.get("casualties"), ctx),
+        "outcome": battle_outcome_text(d.get("outcome"), ctx),
+        "casualties": battle_casualties_text(d.get("casualties"), ctx),
     }
 
 
@@ -601,8 +603,8 @@ def _battle_corrected(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
     return _("%(who)s corrected the result of the battle in %(province)s: %(outcome)s; %(c)s.") % {
         "who": who,
         "province": ctx.province(d.get("province")),
-        "outcome": _outcome(after.get("outcome"), ctx),
-        "c": _casualties(after.get("casualties"), ctx),
+        "outcome": battle_outcome_text(after.get("outcome"), ctx),
+        "c": battle_casualties_text(after.get("casualties"), ctx),
     }
 
 
@@ -713,6 +715,8 @@ __all__ = [
     "BATTLE_MOVES",
     "LOG_KINDS",
     "LogContext",
+    "battle_casualties_text",
+    "battle_outcome_text",
     "log_actor_player",
     "log_context",
     "log_kind",
