@@ -163,3 +163,21 @@ def test_every_page_writes_a_time_of_day_the_same_way(
     )
 
     assert shown == ["16:05:09", "16:05:09"]
+
+
+def test_the_big_screen_keys_the_clans_on_its_map_during_play(
+    new_page: Callable[..., Page], live_site: LiveServer
+) -> None:
+    """R1.1: no clan of this game has a Daimyo, so the public sees the armies: the map has
+    its key (every clan's colour and pattern), inside the projector's screen."""
+    page = new_page("desktop")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"/referees/tournaments/{live_site.data['screen']['id']}/screen/")
+    legend = page.locator("#screen-map .legend")
+    expect(legend).to_be_visible()
+    expect(legend.locator("li[data-clan]")).to_have_count(8)
+    shot(page, "layout-screen-playing")
+
+    box = legend.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 1080
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
