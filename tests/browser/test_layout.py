@@ -107,15 +107,28 @@ def test_the_console_cuts_nothing_off_on_a_laptop_and_a_projector(
         "/accounts/sign-in/",
         "/referees/tournaments/{screen}/screen/",
         "/maps/rokugan/",
+        "/referees/tournaments/{clock}/judge/",
+        "/referees/tournaments/{clock}/history/",
+        "/referees/tournaments/{order}/general/",
     ],
 )
 def test_nothing_is_wider_than_a_phone(
     new_page: Callable[..., Page], live_site: LiveServer, path: str
 ) -> None:
     page = new_page("phone")
-    page.goto(path.format(screen=live_site.data["screen"]["id"]))
+    if path.startswith("/referees/tournaments/{clock}"):
+        sign_in(page, live_site)
+    elif "{order}" in path:
+        page.goto(f"/join/{live_site.data['order']['token']}")
+    page.goto(
+        path.format(
+            screen=live_site.data["screen"]["id"],
+            clock=live_site.data["clock"]["id"],
+            order=live_site.data["order"]["id"],
+        )
+    )
     page.wait_for_load_state("load")
-    shot(page, "layout-phone-" + re.sub(r"[^a-z0-9]+", "-", path).strip("-") or "home")
+    shot(page, "layout-phone-" + (re.sub(r"[^a-z0-9]+", "-", path).strip("-") or "home"))
 
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
