@@ -11,6 +11,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from sl5r.rules.draws import seed_new
+
 
 class Battle(models.Model):
     class Status(models.TextChoices):
@@ -44,6 +46,8 @@ class Battle(models.Model):
     decided_at = models.DateTimeField(_("decided at"), null=True, blank=True)
     ended_at = models.DateTimeField(_("ended at"), null=True, blank=True)
     updated_at = models.DateTimeField(_("updated at"))
+    # R11: fixed when the table opens, secret (only its commitment shown) until it is over.
+    draw_seed = models.CharField(_("draw seed"), max_length=64, default=seed_new, editable=False)
 
     class Meta:
         verbose_name = _("battle")

@@ -30,7 +30,6 @@ Decisions (see also docs/api.md, "Battles"):
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -41,6 +40,7 @@ from django.db.models import Prefetch, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from battles.draws import BattleDraws
 from battles.models import (
     FIGHTING_STATUSES,
     GATHERING_STATUSES,
@@ -76,7 +76,6 @@ from strategic_map.services import board_place, board_set_control
 Status = Battle.Status
 VOTES = ("peace", "battle")
 OUTCOME_KINDS = ("win", "truce")
-RNG_LABEL = "system"
 
 ERROR_NOT_RUNNING = gettext_noop("battles are fought while the turns run")
 ERROR_GAME_OVER = gettext_noop("the game has ended: its battles have stopped (R8)")
@@ -275,8 +274,11 @@ def _table_log(
     now: datetime,
     turn: int | None = None,
     reason: str = "",
+    draws: Mapping[str, Any] | None = None,
     **data: Any,
 ) -> None:
+    if draws is not None:
+        data["draws"] = draws  # R11: what a player needs to recompute this step's draws
     log_write(
         tournament,
         actor=actor,
@@ -557,12 +559,18 @@ def _reinforce(
     control = (battle.setup or {}).get("control") or campaign.board.get("control", {})
     setup = _modifiers(campaign, province, everyone, control)
     game = _game(battle)
+    draws = BattleDraws(
+        battle,
+        state=battle.state,
+        participants=everyone,
+        move={"type": "reinforce", "armies": sorted(arriving)},
+    )
     try:
         state = game.reinforce(
             battle.state,
             entrants=_entrants(setup, arriving),
-            rng=random.SystemRandom(),
-            rng_label=RNG_LABEL,
+            rng=draws.rng,
+            rng_label=draws.label,
         )
     except GameError as error:
         _table_log(
@@ -599,6 +607,7 @@ def _reinforce(
         turn=turn,
         armies=sorted(arriving),
         seated=True,
+        draws=draws.record(state),
     )
     return True
 
@@ -690,12 +699,13 @@ def _start(
     control = dict(campaign.board.get("control", {}))
     setup = _modifiers(campaign, battle.province, present, control)
     game = _game(battle)
+    draws = BattleDraws(battle, state=None, participants=present, move={"type": "start"})
     try:
         state = game.open(
             entrants=_entrants(setup, present),
             options=_options(tournament, battle.game),
-            rng=random.SystemRandom(),
-            rng_label=RNG_LABEL,
+            rng=draws.rng,
+            rng_label=draws.label,
         )
     except GameError as error:
         raise refusal(
@@ -730,6 +740,7 @@ def _start(
         armies=sorted(present),
         game=battle.game,
         setup=battle.setup["participants"],
+        draws=draws.record(state),
     )
 
 
@@ -783,7 +794,7 @@ def battle_act(
         move["by"] = who.army  # a General always acts as his own army
     confirmed = move.pop("confirm", False) is True
     game = _game(battle)
-    state, outcome = _played(game, battle, move)
+    state, outcome, draws = _played(game, battle, move, seats)
     turn = _current_turn(tournament.campaign)
     subject = move.get("army")
     if not who.judge and kind in COUNTED_ACTIONS and _someone_elses(battle, seats, who, subject):
@@ -801,21 +812,32 @@ def battle_act(
             409,
         )
     _played_store(
-        tournament, battle, state, outcome, seats=seats, who=who, move=move, turn=turn, now=now
+        tournament,
+        battle,
+        state,
+        outcome,
+        seats=seats,
+        who=who,
+        move=move,
+        turn=turn,
+        now=now,
+        draws=draws,
     )
     announce(tournament, "battle")
     return battle
 
 
 def _played(
-    game: BattleGame, battle: Battle, move: Mapping[str, Any]
-) -> tuple[Any, TableOutcome | None]:
+    game: BattleGame, battle: Battle, move: Mapping[str, Any], seats: Mapping[str, BattleSeat]
+) -> tuple[Any, TableOutcome | None, dict[str, Any] | None]:
+    """The table after ``move``, its outcome, and the log's record of its draws (R11)."""
+    draws = BattleDraws(battle, state=battle.state, participants=seats, move=move)
     try:
-        state = game.act(battle.state, move, rng=random.SystemRandom(), rng_label=RNG_LABEL)
+        state = game.act(battle.state, move, rng=draws.rng, rng_label=draws.label)
         outcome = game.outcome(state)
     except GameError as error:
         raise refusal(str(error), "illegal_action", 422) from error
-    return state, outcome
+    return state, outcome, draws.record(state)
 
 
 def _played_store(
@@ -829,11 +851,19 @@ def _played_store(
     move: Mapping[str, Any],
     turn: int,
     now: datetime,
+    draws: dict[str, Any] | None,
 ) -> None:
     battle.state = _json(state)
     _save(battle, now, "state")
     _table_log(
-        tournament, battle, actor=who.actor, action="battle_action", now=now, turn=turn, move=move
+        tournament,
+        battle,
+        actor=who.actor,
+        action="battle_action",
+        now=now,
+        turn=turn,
+        move=move,
+        draws=draws,
     )
     if outcome is not None:
         _decided(tournament, battle, outcome, seats=seats, who=who, turn=turn, now=now)
@@ -964,7 +994,7 @@ def battle_proposal_answer(
                 409,
             )
         move = dict(proposal.action)
-        state, outcome = _played(_game(battle), battle, move)
+        state, outcome, draws = _played(_game(battle), battle, move, seats)
         proposal.status = BattleProposal.Status.CONFIRMED
     else:
         proposal.status = (
@@ -989,7 +1019,16 @@ def battle_proposal_answer(
     )
     if answer == "confirm":
         _played_store(
-            tournament, battle, state, outcome, seats=seats, who=who, move=move, turn=turn, now=now
+            tournament,
+            battle,
+            state,
+            outcome,
+            seats=seats,
+            who=who,
+            move=move,
+            turn=turn,
+            now=now,
+            draws=draws,
         )
     else:
         _save(battle, now)
