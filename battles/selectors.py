@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db.models import Prefetch, Q
 
+from battles.draws import battle_commitment, battle_draw_steps, battle_seed_revealed
 from battles.models import GATHERING_STATUSES, OPEN_STATUSES, Battle, BattleProposal, BattleSeat
 from referees.models import Player, Tournament
 from referees.selectors import Viewer, clan_roles
@@ -233,6 +234,11 @@ def _row(
         "actions": actions,
         "outcome": outcome,
         "casualties": battle.casualties,
+        # R11: the table's draws are sealed by this commitment; the seed shows once it is over.
+        "draws": {
+            "commitment": battle_commitment(battle),
+            "seed": battle_seed_revealed(battle),
+        },
         "you": {
             "army": mine,
             "may_vote": battle.status in GATHERING_STATUSES and (judge or mine is not None),
@@ -243,6 +249,7 @@ def _row(
     }
     if with_state:
         row["proposals"] = _proposals(battle, judge=judge, mine=mine)
+        row["draws"]["steps"] = battle_draw_steps(battle)
     if with_state and isinstance(battle.state, dict):
         # What the table page draws (seating and its draws, strongholds, rings, truce…):
         # what everyone at the table sees anyway; the judge's history stays in ``state``.
