@@ -88,6 +88,49 @@ def battles_visible(*, tournament: Tournament, viewer: Viewer) -> list[dict[str,
     return [_row(tournament, b, viewer, roles, names, with_state=False) for b in battles]
 
 
+def battles_of_turn(*, tournament: Tournament, number: int, viewer: Viewer) -> list[dict[str, Any]]:
+    """The tables of turn ``number`` for its history (R7, R8): those it opened and those
+    decided in it, each with its armies, whether it was fought, its result and casualties.
+    Only the tables ``viewer`` may see."""
+    where = _visible_filter(viewer, clan_roles(tournament))
+    if where is None:
+        return []
+    ids = Battle.objects.filter(
+        Q(tournament=tournament) & where & (Q(opened_turn=number) | Q(outcome__turn=number))
+    ).values("pk")
+    battles = list(_battles(tournament).filter(pk__in=ids).order_by("opened_at", "id"))
+    names = _general_names(tournament, battles)
+    rows = []
+    for battle in battles:
+        outcome = battle.outcome if isinstance(battle.outcome, dict) else None
+        rows.append(
+            {
+                "id": battle.pk,
+                "province": battle.province,
+                "status": battle.status,
+                "status_label": str(Battle.Status(battle.status).label),
+                "game": str(Battle.Game(battle.game).label),
+                "opened_turn": battle.opened_turn,
+                "opened_now": battle.opened_turn == number,
+                "fought": battle.started_at is not None,
+                "armies": [
+                    {
+                        "code": seat.army.code,
+                        "clan": seat.army.clan,
+                        "general": names.get(seat.army_id, ""),
+                        "reinforcement": seat.reinforcement,
+                        "joined_turn": seat.joined_turn,
+                    }
+                    for seat in battle.seats.all()
+                ],
+                "outcome": outcome,
+                "decided_turn": outcome.get("turn") if outcome else None,
+                "casualties": list(battle.casualties or []),
+            }
+        )
+    return rows
+
+
 def battle_get(*, tournament: Tournament, battle_id: int) -> Battle:
     """A table of ``tournament``; ``TournamentError`` 404 when there is none."""
     battle = _battles(tournament).filter(pk=battle_id).first()

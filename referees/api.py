@@ -15,7 +15,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 from ninja import Field as NinjaField
 from ninja import Query, Router, Schema, Status
 
@@ -33,6 +33,7 @@ from referees.access import (
     user_may_create_tournament,
 )
 from referees.auth import ANYONE, SIGNED_IN, Caller, caller_of
+from referees.log_texts import LOG_KINDS, log_context, log_kind, log_text
 from referees.models import Player, Tournament
 from referees.ratelimit import client_ip, rate_check, rate_hit, rate_limit
 from referees.schemas import (
@@ -62,6 +63,7 @@ from referees.schemas import (
     PlayerOut,
     PlayerReplaceIn,
     PositionsIn,
+    RedrawIn,
     RosterErrorOut,
     RosterIn,
     RosterOut,
@@ -72,9 +74,11 @@ from referees.schemas import (
     TournamentIn,
     TournamentOut,
     UndoIn,
+    UndoPreviewOut,
 )
 from referees.selectors import (
     LATEST_INSTRUCTIONS,
+    LogFilter,
     Viewer,
     instruction_row,
     tournament_log,
@@ -84,6 +88,7 @@ from referees.selectors import (
 )
 from referees.services import Actor, OrderInput, TournamentError
 from sl5r.public_url import public_url
+from sl5r.rules.clans import CLANS
 from sl5r.threaded_http import request_received_at
 from strategic_map.models import Order
 from strategic_map.services import map_import
@@ -749,6 +754,17 @@ def clock_end(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
     return _done(services.clock_end(tournament_id=tournament.pk, actor=actor, now=timezone.now()))
 
 
+@_clock_route("redraw", "Renew the open turn's draws: a new seed and commitment (R11)")
+def clock_redraw(request: HttpRequest, tournament_id: int, payload: RedrawIn) -> dict[str, Any]:
+    tournament = tournament_get(tournament_id=tournament_id)
+    actor = _judge(request, tournament)
+    return _done(
+        services.turn_redraw(
+            tournament_id=tournament.pk, actor=actor, now=timezone.now(), reason=payload.reason
+        )
+    )
+
+
 @_clock_route("undo", "Undo the last resolution; the clock pauses")
 def clock_undo(request: HttpRequest, tournament_id: int, payload: UndoIn) -> dict[str, Any]:
     tournament = tournament_get(tournament_id=tournament_id)
@@ -760,8 +776,22 @@ def clock_undo(request: HttpRequest, tournament_id: int, payload: UndoIn) -> dic
             now=timezone.now(),
             reason=payload.reason,
             turn=payload.turn,
+            seconds=payload.seconds,
         )
     )
+
+
+@router.get(
+    "/tournaments/{tournament_id}/clock/undo",
+    response={200: UndoPreviewOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["clock"],
+    summary="What an undo of the last resolved turn would discard, and its time (judge)",
+)
+def clock_undo_preview(request: HttpRequest, tournament_id: int) -> services.UndoPreview:
+    tournament = tournament_get(tournament_id=tournament_id)
+    _judge(request, tournament)
+    return services.undo_preview(tournament_id=tournament.pk)
 
 
 # --- Orders (R4) -----------------------------------------------------------------------------
@@ -960,13 +990,38 @@ def log(
     tournament_id: int,
     after: int = Query(0, ge=0),
     limit: int = Query(LOG_PAGE, ge=1, le=LOG_PAGE_MAX),
+    turn: int | None = Query(None, ge=0, description="only entries of this turn"),
+    army: str = Query("", max_length=64, description="only entries about this army"),
+    clan: str = Query("", max_length=16, description="only entries about this clan"),
+    kind: str = Query("", max_length=16, description="only entries of this kind"),
 ) -> dict[str, Any]:
-    """R11: entries with an id above ``after``; ``more`` says whether another page follows."""
+    """R11: entries with an id above ``after``; ``more`` says whether another page follows.
+
+    Each entry has ``text``, the entry as a sentence in the reader's language, and
+    ``kind``; ``turn``, ``army``, ``clan`` and ``kind`` filter the entries.
+    """
     tournament = tournament_get(tournament_id=tournament_id)
     _judge(request, tournament)
-    entries = tournament_log(tournament=tournament, after=after, limit=limit + 1)
+    if kind and kind not in LOG_KINDS:
+        raise TournamentError(
+            gettext("kind: one of %(kinds)s") % {"kinds": ", ".join(LOG_KINDS)},
+            code="invalid",
+            status=422,
+        )
+    if clan and clan not in CLANS:
+        raise TournamentError(
+            gettext('clan: there is no clan "%(clan)s"') % {"clan": clan},
+            code="invalid",
+            status=422,
+        )
+    wanted = LogFilter(turn=turn, army=army.strip(), clan=clan, kind=kind)
+    entries = tournament_log(tournament=tournament, after=after, limit=limit + 1, wanted=wanted)
     more = len(entries) > limit
     entries = entries[:limit]
+    context = log_context(tournament)
+    for entry in entries:
+        entry["text"] = log_text(entry, context)
+        entry["kind"] = log_kind(entry["action"])
     return {"entries": entries, "after": entries[-1]["id"] if entries else after, "more": more}
 
 

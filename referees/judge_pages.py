@@ -24,7 +24,15 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from battles.selectors import battles_of_turn
 from referees.access import player_join_link, tournament_get, tournament_players, user_judges
+from referees.log_texts import (
+    LOG_KINDS,
+    LogContext,
+    battle_casualties_text,
+    battle_outcome_text,
+    log_context,
+)
 from referees.models import Player, Tournament
 from referees.page_refusals import judge_or_refusal, problem_page
 from referees.selectors import (
@@ -81,6 +89,10 @@ JUDGE_STRINGS: dict[str, Promise] = {
     ),
     "server_error": gettext_lazy("The server answered with an error (%(status)s)."),
     "confirm_end": gettext_lazy("End the game now? The open turn will not be played."),
+    "redraw_reason": gettext_lazy(
+        "Why renew this turn's draws? The turn gets a new seed, its new commitment is "
+        "shown to everyone and the re-draw is logged."
+    ),
     "confirm_resolve": gettext_lazy("Resolve turn %(turn)s now?"),
     "confirm_undo": gettext_lazy("Undo the last resolved turn? The clock will pause."),
     "confirm_revoke": gettext_lazy("Revoke %(name)s's join link? His devices are signed out."),
@@ -156,6 +168,7 @@ LOG_ACTIONS: dict[str, Promise] = {
     "clock_extended": gettext_lazy("clock changed"),
     "turn_resolved": gettext_lazy("turn resolved"),
     "turn_undone": gettext_lazy("turn undone"),
+    "draw_renewed": gettext_lazy("draws renewed with a new seed"),
     "game_ended": gettext_lazy("game ended"),
     "army_corrected": gettext_lazy("army corrected"),
     "control_corrected": gettext_lazy("control corrected"),
@@ -299,6 +312,7 @@ def judge_console(request: HttpRequest, tournament_id: int) -> HttpResponse:
                 "drawing": _drawing(tournament),
                 "clans": config["clans"],
                 "roles": Player.Role.choices,
+                "log_kinds": [(kind, str(label)) for kind, label in LOG_KINDS.items()],
                 "provinces": config["provinces"],
                 "phase_label": Tournament.Phase(tournament.phase).label,
             },
@@ -364,6 +378,7 @@ def _standings(state: dict[str, Any]) -> list[dict[str, Any]]:
             place, previous = index, row["total"]
         row["place"] = place
         row["home_points"] = 2 * row["home_provinces"]
+        row["provinces"] = row["home_provinces"] + row["other_provinces"]
     return rows
 
 
@@ -411,6 +426,7 @@ def history(request: HttpRequest, tournament_id: int) -> HttpResponse:
                 datetime.fromisoformat(turn["resolved_at"]) if turn["resolved_at"] else None
             )
             _label_turn(turn, names)
+            turn["battles"] = _history_battles(tournament, number or 0, viewer, names)
         position = numbers.index(number) if number in numbers else -1
         config = {
             "tournamentId": tournament.pk,
@@ -472,6 +488,31 @@ def _rejection_text(reason: str | None) -> str | None:
         return reason
     text = REJECTIONS.get(reason.partition(":")[0].strip())
     return str(text) if text is not None else reason
+
+
+def _seat_text(seat: dict[str, Any], context: LogContext) -> str:
+    if not seat["reinforcement"]:
+        return context.army(seat["code"])
+    return _("%(army)s (reinforcement from turn %(turn)s)") % {
+        "army": context.army(seat["code"]),
+        "turn": seat["joined_turn"],
+    }
+
+
+def _history_battles(
+    tournament: Tournament, number: int, viewer: Viewer, names: dict[str, str]
+) -> list[dict[str, Any]]:
+    """The tables turn ``number`` opened or decided (R7, R8), in words for the history."""
+    context = log_context(tournament)
+    rows = battles_of_turn(tournament=tournament, number=number, viewer=viewer)
+    for row in rows:
+        row["province_name"] = names.get(row["province"], row["province"])
+        row["armies_text"] = ", ".join(_seat_text(a, context) for a in row["armies"])
+        row["result_text"] = battle_outcome_text(row["outcome"], context) if row["outcome"] else ""
+        row["casualties_text"] = (
+            battle_casualties_text(row["casualties"], context) if row["outcome"] else ""
+        )
+    return rows
 
 
 def _label_turn(turn: dict[str, Any], names: dict[str, str]) -> None:

@@ -263,6 +263,10 @@ class SwapChoiceIn(Schema):
     )
 
 
+class RedrawIn(Schema):
+    reason: str = Field(..., min_length=1, max_length=MAX_REASON)
+
+
 class UndoIn(Schema):
     reason: str = Field("", max_length=MAX_REASON)
     turn: int | None = Field(
@@ -271,6 +275,30 @@ class UndoIn(Schema):
         description="the last turn played, as the judge saw it; refused (409 stale) once it "
         "has been undone, so that a repeated request undoes nothing more",
     )
+    seconds: int | None = Field(
+        None,
+        description="the reopened turn's time, 60 to 14400 seconds (refused 400 otherwise); "
+        "by default the time it had left when it was resolved, at least 2 minutes",
+    )
+
+
+class UndoItemOut(Schema):
+    kind: Literal["order", "paper_order", "correction", "battle"]
+    action: str
+    who: str = Field(..., description="a player's name and clan, a judge, or the clock")
+    at: datetime
+    text: str
+    army: str = ""
+    province: str = ""
+
+
+class UndoPreviewOut(Schema):
+    """What undoing the last resolved turn would discard, and its clock (R4)."""
+
+    turn: int = Field(..., description="the turn that reopens")
+    default_seconds: int = Field(..., description="the time it had left, at least 120")
+    full_seconds: int = Field(..., description="a full turn")
+    items: list[UndoItemOut]
 
 
 # --- Orders ----------------------------------------------------------------------------------

@@ -7,13 +7,14 @@ Daimyo gets his own army, his province and the provinces next to it, and nothing
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from django.db.models import Q
 
+from referees.log_texts import log_actor_player, log_kind
 from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
 from referees.texts import REJECTIONS
 from sl5r.rules.clans import CLANS
@@ -24,8 +25,14 @@ from sl5r.rules.roles import (
     role_visibility,
 )
 from sl5r.rules.scoring import score_breakdown, small_farms
+from sl5r.rules.turn import reform_first_turn, reform_provinces
 from strategic_map.models import Army, Campaign, Order, Turn
-from strategic_map.selectors import campaign_game_map, turn_current_orders
+from strategic_map.selectors import (
+    campaign_game_map,
+    campaign_turn_state,
+    turn_current_orders,
+    turn_state_as_seen_by,
+)
 
 ViewerKind = Literal["judge", "player", "public"]
 
@@ -67,13 +74,29 @@ class Sight:
     scores: bool
 
 
+def _ended_turn(tournament: Tournament) -> int | None:
+    """The turn the game ended in, once it has: "End the game" leaves its open turn unplayed
+    (not resolved), so the last resolved turn is one less than the turn everyone saw."""
+    if tournament.phase != Tournament.Phase.FINISHED:
+        return None
+    ended: int | None = (
+        LogEntry.objects.filter(tournament=tournament, action="game_ended")
+        .order_by("-at", "-pk")
+        .values_list("turn", flat=True)
+        .first()
+    )
+    return ended
+
+
 def viewer_sight(tournament: Tournament, viewer: Viewer, roles: dict[str, list[Role]]) -> Sight:
     finished = tournament.phase == Tournament.Phase.FINISHED
     if viewer.kind == "judge":
         return Sight(True, None, None, "*", True)
     if viewer.kind == "public":
         shows = public_display_shows_armies(roles)
-        return Sight(shows, None if shows else frozenset(), None, None, finished)
+        # R1.1: scores at the end; and, where no clan has a Daimyo, every player sees the whole
+        # board, so the screen may show each clan's provinces and points so far (issue 14).
+        return Sight(shows, None if shows else frozenset(), None, None, finished or shows)
     player = viewer.player
     assert player is not None
     role = Role(player.role)
@@ -195,7 +218,7 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
         Turn.objects.filter(campaign=campaign)
         .exclude(status=Turn.Status.UNDONE)
         .order_by("number")
-        .only("number", "status", "deadline", "result")
+        .only("number", "status", "deadline", "result", "draw_seed")
     )
     open_turn = next((t for t in turns if t.status == Turn.Status.OPEN), None)
     last = next((t for t in reversed(turns) if t.status == Turn.Status.RESOLVED), None)
@@ -232,6 +255,9 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
             "name": tournament.name,
             "version": campaign.version,
             "turn": open_turn.number if open_turn else (last.number if last else 0),
+            "ended_turn": _ended_turn(tournament),
+            # R11: the open turn's draws are fixed by a seed shown only as this SHA-256.
+            "commitment": open_turn.commitment if open_turn else None,
             "turns_total": tournament.turns_total,
             "ends_at": tournament.ends_at.isoformat() if tournament.ends_at else None,
             "turn_seconds": tournament.turn_seconds,
@@ -282,6 +308,15 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
         state["declared_clans"] = {viewer.player.clan: declared.get(viewer.player.clan, False)}
     if sight.own_army and last is not None and last.result:
         state["last_order"] = _own_rejection(last, sight.own_army)
+    if viewer.kind == "player" and sight.own_army:
+        reform = army_reform(
+            campaign=campaign,
+            army_code=sight.own_army,
+            turn=open_turn.number if open_turn else (last.number + 1 if last else 1),
+            sees_map=sight.all_armies,
+        )
+        if reform is not None:
+            state["reform"] = reform
     if viewer.kind == "player":
         from battles.selectors import army_current_battle  # battles depends on this app
 
@@ -294,6 +329,35 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
     if sight.scores:
         state["score_history"] = score_history(tournament=tournament)
     return state
+
+
+def army_reform(
+    *, campaign: Campaign, army_code: str, turn: int, sees_map: bool
+) -> dict[str, Any] | None:
+    """R9, for the General of a destroyed army only: the first turn it may reform in, and
+    the castles it could reform in (none when his clan holds none of its home castles).
+    A General who may not see the map (``sees_map`` False) is offered them as far as he
+    knows the board: he learns of a lost castle at the deadline, as with any order.
+
+    The engine decides both (``reform_first_turn``, ``reform_provinces``); nothing about
+    other armies is in the answer (R1.1). None while the army is on the map.
+    """
+    board = campaign_turn_state(campaign, turn=turn)
+    army = next((a for a in board.armies if a.id == army_code), None)
+    if army is None or not army.destroyed:
+        return None
+    if not sees_map:
+        board = turn_state_as_seen_by(board, army_code)
+    provinces = reform_provinces(board, army_code)
+    return {
+        "from_turn": reform_first_turn(army),
+        "provinces": list(provinces),
+        "home_castles": sorted(
+            p
+            for p in board.game_map.home_provinces.get(army.clan, ())
+            if p in board.game_map.castles
+        ),
+    }
 
 
 SECRET_POSITION_PHASES = frozenset(
@@ -328,23 +392,97 @@ def _player_row(player: Player) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class LogFilter:
+    """Which log entries the console asks for; an empty field does not filter."""
+
+    turn: int | None = None
+    army: str = ""
+    clan: str = ""
+    kind: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.turn is not None or self.army or self.clan or self.kind)
+
+
+def _log_row(e: LogEntry) -> dict[str, Any]:
+    return {
+        "id": e.pk,
+        "at": e.at.isoformat(),
+        "by": e.actor,
+        "action": e.action,
+        "turn": e.turn,
+        "reason": e.reason,
+        "data": e.data,
+    }
+
+
+def _army_codes_in(value: Any) -> set[str]:
+    """Every string in an entry's data: army codes among them (they are never split up)."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, Mapping):
+        return set(map(str, value)) | {s for v in value.values() for s in _army_codes_in(v)}
+    if isinstance(value, list):
+        return {s for v in value for s in _army_codes_in(v)}
+    return set()
+
+
+def _log_matcher(tournament: Tournament, wanted: LogFilter) -> Callable[[LogEntry], bool]:
+    army_clans = dict(Army.objects.filter(campaign=tournament.campaign).values_list("code", "clan"))
+    army_of = {
+        (p.name, p.clan): p.army.code if p.army else ""
+        for p in tournament.players.select_related("army")
+    }
+
+    def matches(e: LogEntry) -> bool:
+        if wanted.turn is not None and e.turn != wanted.turn:
+            return False
+        if wanted.kind and log_kind(e.action) != wanted.kind:
+            return False
+        if not (wanted.army or wanted.clan):
+            return True
+        named = _army_codes_in(e.data)
+        actor = log_actor_player(e.actor)
+        actor_clan = actor[1] if actor else ""
+        actor_army = army_of.get(actor, "") if actor else ""
+        if wanted.army:
+            return wanted.army in named or actor_army == wanted.army
+        clans = {army_clans[c] for c in named if c in army_clans}
+        return (
+            wanted.clan in clans
+            or actor_clan == wanted.clan
+            or (isinstance(e.data, dict) and e.data.get("clan") == wanted.clan)
+        )
+
+    return matches
+
+
 def tournament_log(
-    *, tournament: Tournament, after: int = 0, limit: int = 1000
+    *,
+    tournament: Tournament,
+    after: int = 0,
+    limit: int = 1000,
+    wanted: LogFilter | None = None,
 ) -> list[dict[str, Any]]:
-    """The log from entry ``after`` on, oldest first (for judges, and for export)."""
-    rows = LogEntry.objects.filter(tournament=tournament, pk__gt=after).order_by("pk")[:limit]
-    return [
-        {
-            "id": e.pk,
-            "at": e.at.isoformat(),
-            "by": e.actor,
-            "action": e.action,
-            "turn": e.turn,
-            "reason": e.reason,
-            "data": e.data,
-        }
-        for e in rows
-    ]
+    """The log from entry ``after`` on, oldest first (for judges, and for export).
+
+    With ``wanted``, only the entries it asks for (the console's filters): the next
+    ``limit`` of them, however many others lie between.
+    """
+    entries = LogEntry.objects.filter(tournament=tournament, pk__gt=after).order_by("pk")
+    if not wanted:
+        return [_log_row(e) for e in entries[:limit]]
+    if wanted.turn is not None:
+        entries = entries.filter(turn=wanted.turn)
+    matches = _log_matcher(tournament, wanted)
+    found: list[dict[str, Any]] = []
+    for e in entries.iterator(chunk_size=500):
+        if matches(e):
+            found.append(_log_row(e))
+            if len(found) >= limit:
+                break
+    return found
 
 
 def turn_case(*, tournament: Tournament, number: int) -> dict[str, Any] | None:
@@ -600,4 +738,8 @@ def turn_history(*, tournament: Tournament, number: int, viewer: Viewer) -> dict
         "meetings": meetings,
         "reinforcements": reinforcements,
         "scores": result.get("scores", {}) if sight.scores else None,
+        # R11: revealed after the turn, so anyone can check its draws (docs/adjudication.md).
+        "commitment": case.get("commitment"),
+        "draw_seed": case.get("draw_seed"),
+        "orders_digest": case.get("orders_digest"),
     }

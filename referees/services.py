@@ -23,7 +23,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
+from battles.models import TableSnapshot
 from referees.backups import backup_on_commit
 from referees.clock import order_settle, schedule_deadline, settle_hold, tick_due_at
 from referees.kernel import (
@@ -42,7 +44,7 @@ from referees.lineups import (
     tournament_lineup,
     tournament_shape,
 )
-from referees.models import Announcement, Instruction, Player, Tournament
+from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
 from referees.texts import order_refusal_text, start_problem_text
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.mapgraph import GameMap, map_from_dict
@@ -66,6 +68,7 @@ from strategic_map.services import (
     order_submit,
     turn_open,
     turn_resolve,
+    turn_seed_renew,
     turn_undo,
 )
 
@@ -652,8 +655,17 @@ def _advance(tournament: Tournament, actor: Actor, now: datetime) -> None:
         log_write(tournament, actor=actor, action="negotiation_started", now=now)
     elif tournament.phase == Phase.NEGOTIATION:
         _enter_phase(tournament, Phase.RUNNING, now, tournament.turn_seconds)
-        turn_open(campaign=tournament.campaign, number=1, now=now, deadline=tournament.deadline)
-        log_write(tournament, actor=actor, action="turn_opened", now=now, turn=1)
+        opened = turn_open(
+            campaign=tournament.campaign, number=1, now=now, deadline=tournament.deadline
+        )
+        log_write(
+            tournament,
+            actor=actor,
+            action="turn_opened",
+            now=now,
+            turn=1,
+            commitment=opened.commitment,
+        )
     else:
         raise refusal(
             _("nothing to advance in phase %(phase)s") % {"phase": tournament.phase}, "phase", 409
@@ -755,6 +767,13 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
     turn = campaign_open_turn(tournament.campaign)
     if turn is None:
         return False
+    # What the turn had left, so that an undo can give it back (clock_undo).
+    if tournament.paused:
+        remaining = tournament.paused_remaining or 0.0
+    elif tournament.deadline is not None:
+        remaining = max(0.0, (tournament.deadline - now).total_seconds())
+    else:
+        remaining = 0.0
     resolved = turn_resolve(turn_id=turn.pk, now=now, by=actor.label)
     if resolved is None:
         return False
@@ -765,9 +784,13 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
         action="turn_resolved",
         now=now,
         turn=resolved.number,
+        remaining=round(remaining),
         draws=result.get("draws", []),
         meetings=result.get("meetings", []),
         scores=result.get("scores", {}),
+        # R11: the seed is revealed once the draws are made, beside the commitment it meets.
+        commitment=resolved.commitment,
+        draw_seed=resolved.draw_seed,
     )
     tournament.campaign.refresh_from_db(fields=["version", "board"])
     # Battle tables follow the turn (R7, R8): meetings open, parted ones disperse, newcomers
@@ -793,6 +816,33 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
         )
     announce(tournament, "turn_resolved", turn=resolved.number, phase=tournament.phase)
     return True
+
+
+@transaction.atomic
+def turn_redraw(*, tournament_id: int, actor: Actor, now: datetime, reason: str = "") -> Tournament:
+    """A judge's deliberate re-draw (R11): the open turn gets a new secret seed.
+
+    Undo keeps a turn's seed, so this is the only way its draws change for the same orders;
+    it is logged with the commitment withdrawn and the one now published, for all to see.
+    """
+    tournament = tournament_lock(tournament_id)
+    turn = campaign_open_turn(tournament.campaign) if tournament.phase == Phase.RUNNING else None
+    if turn is None:
+        raise refusal(_("turn: no turn is open, so there are no draws to renew"), "phase", 409)
+    withdrawn = turn.commitment
+    turn_seed_renew(turn=turn)
+    log_write(
+        tournament,
+        actor=actor,
+        action="draw_renewed",
+        now=now,
+        turn=turn.number,
+        reason=reason,
+        withdrawn=withdrawn,
+        commitment=turn.commitment,
+    )
+    announce(tournament, "draw_renewed", turn=turn.number)
+    return tournament
 
 
 def _running(tournament: Tournament) -> None:
@@ -923,27 +973,248 @@ def clock_end(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
     return tournament
 
 
-@transaction.atomic
-def clock_undo(
-    *, tournament_id: int, actor: Actor, now: datetime, reason: str = "", turn: int | None = None
-) -> Tournament:
-    """Undo the last resolution: the board goes back, that turn reopens, the clock pauses.
+# --- Undo (R4) -------------------------------------------------------------------------------
 
-    The clock is left paused with the time the following turn had left, so the judge can
-    put things right and then resume or resolve again. ``turn`` is the turn the judge saw
-    as the last one played: if it is not (the same request came twice), nothing is undone.
-    """
-    tournament = tournament_lock(tournament_id)
+UNDO_MIN_SECONDS = 60
+UNDO_MAX_SECONDS = 4 * 3600
+UNDO_LEAST_DEFAULT = 120  # a turn reopened with seconds left could not be played out
+CORRECTION_ACTIONS = ("army_corrected", "control_corrected")
+BATTLE_ACTION_WORDS = {
+    "battle_opened": gettext_lazy("table opened"),
+    "battle_seats_changed": gettext_lazy("seats changed"),
+    "battle_dispersed": gettext_lazy("meeting dispersed"),
+    "battle_reinforced": gettext_lazy("reinforcement seated"),
+    "battle_reinforcement_refused": gettext_lazy("reinforcement refused"),
+    "battle_vote": gettext_lazy("vote"),
+    "battle_peace": gettext_lazy("peace"),
+    "battle_started": gettext_lazy("battle started"),
+    "battle_action": gettext_lazy("move played"),
+    "battle_decided": gettext_lazy("battle decided"),
+    "battle_ended": gettext_lazy("battle ended"),
+    "battle_corrected": gettext_lazy("result corrected"),
+    "battle_stopped": gettext_lazy("table stopped"),
+}
+
+
+@dataclass(frozen=True)
+class UndoItem:
+    """One thing an undo throws away, with who did it and when (for the dialog and the log)."""
+
+    kind: str  # "order", "paper_order", "correction", "battle"
+    action: str
+    who: str
+    at: datetime
+    text: str
+    army: str = ""
+    province: str = ""
+
+    def as_data(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "action": self.action,
+            "who": self.who,
+            "at": self.at.isoformat(),
+            "text": self.text,
+            "army": self.army,
+            "province": self.province,
+        }
+
+
+@dataclass(frozen=True)
+class UndoPreview:
+    """What undoing the last resolved turn would do: which turn reopens, for how long, and
+    what is discarded with it."""
+
+    turn: int
+    default_seconds: int
+    full_seconds: int
+    items: tuple[UndoItem, ...]
+
+
+def _who(label: str) -> str:
+    return str(_("the clock")) if label == CLOCK.label else label
+
+
+def _order_text(order: Order, name: Callable[[str], str]) -> str:
+    army = order.army.code
+    if order.kind == Order.Kind.MOVE:
+        path = " → ".join(name(p) for p in order.path)
+        return _("%(army)s: move along %(path)s") % {"army": army, "path": path}
+    if order.kind == Order.Kind.REFORM:
+        return _("%(army)s: reform in %(province)s") % {
+            "army": army,
+            "province": name(order.reform),
+        }
+    if order.kind == Order.Kind.WITHDRAW:
+        return _("%(army)s: order withdrawn") % {"army": army}
+    return _("%(army)s: hold") % {"army": army}
+
+
+def _correction_text(entry: LogEntry, name: Callable[[str], str]) -> str:
+    data = entry.data
+    if entry.action == "army_corrected":
+        after = (data.get("after") or {}).get("province")
+        if after is None:
+            return _("%(army)s destroyed by hand") % {"army": data.get("army", "")}
+        return _("%(army)s moved by hand to %(province)s") % {
+            "army": data.get("army", ""),
+            "province": name(after),
+        }
+    return _("%(province)s: control set to %(clan)s") % {
+        "province": name(data.get("province", "")),
+        "clan": clan_name(data["after"]) if data.get("after") else _("nobody"),
+    }
+
+
+def _undo_last(tournament: Tournament) -> Turn:
     if tournament.phase not in (Phase.RUNNING, Phase.FINISHED):
         raise refusal(_("no turn has been resolved"), "phase", 409)
-    campaign = tournament.campaign  # locked with the tournament (see tournament_lock)
     last = (
-        Turn.objects.filter(campaign=campaign, status=Turn.Status.RESOLVED)
+        Turn.objects.filter(campaign=tournament.campaign, status=Turn.Status.RESOLVED)
         .order_by("-number")
         .first()
     )
     if last is None:
         raise refusal(_("no turn has been resolved"), "nothing_to_undo", 409)
+    return last
+
+
+def _undo_default_seconds(tournament: Tournament, last: Turn) -> int:
+    """The time ``last`` had left when it was resolved (recorded with its resolution), and
+    at least UNDO_LEAST_DEFAULT: a turn resolved at its deadline reopens with 2 minutes."""
+    entry = (
+        LogEntry.objects.filter(tournament=tournament, action="turn_resolved", turn=last.number)
+        .order_by("-at", "-pk")
+        .first()
+    )
+    left: float = 0.0
+    if entry is not None and isinstance(entry.data.get("remaining"), int | float):
+        left = float(entry.data["remaining"])
+    elif last.deadline is not None and last.resolved_at is not None:
+        left = max(0.0, (last.deadline - last.resolved_at).total_seconds())
+    return min(UNDO_MAX_SECONDS, max(UNDO_LEAST_DEFAULT, round(left)))
+
+
+def _undo_items(tournament: Tournament, last: Turn) -> list[UndoItem]:
+    """Orders of the turn opened after ``last``, and the corrections and battle table
+    actions since ``last`` was resolved: an undo puts the board and tables back before them."""
+    provinces = campaign_game_map(tournament.campaign).provinces
+
+    def name(province: str) -> str:
+        return provinces[province].name if province in provinces else province
+
+    generals = {
+        p.army_id: p for p in Player.objects.filter(tournament=tournament, army__isnull=False)
+    }
+    items: list[UndoItem] = []
+    later_orders = (
+        Order.objects.filter(
+            turn__campaign=tournament.campaign,
+            turn__number__gt=last.number,
+            turn__status=Turn.Status.OPEN,
+        )
+        .select_related("army")
+        .order_by("created_at", "pk")
+    )
+    for order in later_orders:
+        who = order.author
+        general = generals.get(order.army_id)
+        if general is not None and who == Actor.of_player(general).label:
+            who = _("%(name)s, General of %(army)s") % {
+                "name": general.name,
+                "army": order.army.code,
+            }
+        items.append(
+            UndoItem(
+                kind="paper_order" if order.by_judge else "order",
+                action="order_withdrawn" if order.kind == Order.Kind.WITHDRAW else "order_given",
+                who=who,
+                at=order.created_at,
+                text=_order_text(order, name),
+                army=order.army.code,
+            )
+        )
+    if last.resolved_at is not None:
+        # Only the tables this resolution opened or changed go back (battles_undo); play at
+        # any other table since stays as it is.
+        snapshot = TableSnapshot.objects.filter(tournament=tournament, turn=last.number).first()
+        tables = {str(pk) for pk in snapshot.opened} | set(snapshot.tables) if snapshot else set()
+        since = LogEntry.objects.filter(tournament=tournament, at__gte=last.resolved_at).filter(
+            Q(action__in=CORRECTION_ACTIONS) | Q(action__startswith="battle_")
+        )
+        for entry in since.order_by("at", "pk"):
+            if (
+                entry.action not in CORRECTION_ACTIONS
+                and str(entry.data.get("battle")) not in tables
+            ):
+                continue
+            if entry.action in CORRECTION_ACTIONS:
+                kind, text = "correction", _correction_text(entry, name)
+                if entry.reason:
+                    text = _("%(change)s (because: %(reason)s)") % {
+                        "change": text,
+                        "reason": entry.reason,
+                    }
+            else:
+                word = BATTLE_ACTION_WORDS.get(entry.action, entry.action)
+                kind = "battle"
+                text = _("table in %(province)s: %(what)s") % {
+                    "province": name(str(entry.data.get("province", ""))),
+                    "what": word,
+                }
+            items.append(
+                UndoItem(
+                    kind=kind,
+                    action=entry.action,
+                    who=_who(entry.actor),
+                    at=entry.at,
+                    text=text,
+                    army=str(entry.data.get("army") or ""),
+                    province=str(entry.data.get("province") or ""),
+                )
+            )
+    items.sort(key=lambda item: item.at)
+    return items
+
+
+@transaction.atomic
+def undo_preview(*, tournament_id: int) -> UndoPreview:
+    """What ``clock_undo`` would discard now, and the time the reopened turn gets (R4)."""
+    tournament = tournament_lock(tournament_id)
+    last = _undo_last(tournament)
+    return UndoPreview(
+        turn=last.number,
+        default_seconds=_undo_default_seconds(tournament, last),
+        full_seconds=tournament.turn_seconds,
+        items=tuple(_undo_items(tournament, last)),
+    )
+
+
+@transaction.atomic
+def clock_undo(
+    *,
+    tournament_id: int,
+    actor: Actor,
+    now: datetime,
+    reason: str = "",
+    turn: int | None = None,
+    seconds: int | None = None,
+) -> Tournament:
+    """Undo the last resolution: the board goes back, that turn reopens, the clock pauses.
+
+    The reopened turn waits paused for the judge's Resume, with ``seconds`` on its clock or
+    by default the time it had left when it was resolved (at least 2 minutes). What the undo
+    discards (see ``undo_preview``) is written in the log. ``turn`` is the turn the judge saw
+    as the last one played: if it is not (the same request came twice), nothing is undone.
+    """
+    if seconds is not None and not UNDO_MIN_SECONDS <= seconds <= UNDO_MAX_SECONDS:
+        raise refusal(
+            _("seconds: from %(min)s to %(max)s seconds (1 minute to 4 hours)")
+            % {"min": UNDO_MIN_SECONDS, "max": UNDO_MAX_SECONDS}
+        )
+    tournament = tournament_lock(tournament_id)
+    campaign = tournament.campaign  # locked with the tournament (see tournament_lock)
+    last = _undo_last(tournament)
     if turn is not None and last.number != turn:
         raise refusal(
             _("turn %(turn)s is not the last turn played: it has been undone already")
@@ -951,12 +1222,8 @@ def clock_undo(
             "stale",
             409,
         )
-    if tournament.paused:
-        remaining = tournament.paused_remaining or 0.0
-    elif tournament.deadline is not None:
-        remaining = max(0.0, (tournament.deadline - now).total_seconds())
-    else:
-        remaining = float(tournament.turn_seconds)
+    remaining = seconds if seconds is not None else _undo_default_seconds(tournament, last)
+    discarded = _undo_items(tournament, last)
     from battles.services import battles_undo  # battles depends on this module
 
     if last.resolved_at is not None:
@@ -965,10 +1232,17 @@ def clock_undo(
     Turn.objects.filter(pk=last.pk).update(deadline=None)
     tournament.phase = Phase.RUNNING
     tournament.deadline = None
-    tournament.paused_remaining = remaining
+    tournament.paused_remaining = float(remaining)
     tournament.save(update_fields=["phase", "deadline", "paused_remaining"])
     log_write(
-        tournament, actor=actor, action="turn_undone", now=now, turn=last.number, reason=reason
+        tournament,
+        actor=actor,
+        action="turn_undone",
+        now=now,
+        turn=last.number,
+        reason=reason,
+        seconds=remaining,
+        discarded=[item.as_data() for item in discarded],
     )
     announce(tournament, "turn_undone", turn=last.number)
     return tournament

@@ -7,10 +7,11 @@ tolerate missing optional fields so a page never fails on a drawing hint.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from sl5r.rules.mapgraph import GameMap, map_from_dict
+from sl5r.rules.roles import general_visible_provinces
 from sl5r.rules.turn import Army as RulesArmy
 from sl5r.rules.turn import Order as RulesOrder
 from sl5r.rules.turn import Settings, TurnState
@@ -210,3 +211,18 @@ def turn_current_orders(turn: Turn) -> dict[int, Order]:
 
 def campaign_open_turn(campaign: Campaign) -> Turn | None:
     return Turn.objects.filter(campaign=campaign, status=Turn.Status.OPEN).order_by("-id").first()
+
+
+def turn_state_as_seen_by(state: TurnState, code: str) -> TurnState:
+    """The board as a General who may not see the map knows it (R1.1): his army alone, and
+    every province he cannot see held by his own clan.
+
+    So checking his order, or offering him the castles to reform in, can refuse or leave
+    out only what he may know: never where other armies are, or which of his clan's
+    castles the enemy has taken (a reform, R9). The turn applies every rule at the
+    deadline, and he reads why afterwards.
+    """
+    own = next(a for a in state.armies if a.id == code)
+    seen = general_visible_provinces(state.game_map, own.province)
+    control = {p: c if p in seen else own.clan for p, c in state.control.items()}
+    return replace(state, armies=[own], control=control)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -13,15 +12,15 @@ from django.db.models import F
 from sl5r.rules.casefile import SEEDED, case_from_dict, case_to_dict, result_to_dict
 from sl5r.rules.draws import SeededDraws, orders_digest, seed_new
 from sl5r.rules.mapgraph import map_from_dict
-from sl5r.rules.roles import general_visible_provinces
 from sl5r.rules.turn import Army as RulesArmy
-from sl5r.rules.turn import RandomSource, TurnState, adjudicate_turn, order_check
+from sl5r.rules.turn import RandomSource, adjudicate_turn, order_check
 from strategic_map.models import Army, Campaign, Map, Order, Turn
 from strategic_map.selectors import (
     campaign_game_map,
     campaign_turn_state,
     order_to_rules,
     turn_current_orders,
+    turn_state_as_seen_by,
 )
 
 
@@ -225,26 +224,12 @@ def order_submit(
         if not any(a.id == army.code for a in state.armies):
             raise OrderRefused("not_placed", "the army is not on the board yet")
         if others_hidden:
-            state = _as_seen_by(state, army.code)
+            state = turn_state_as_seen_by(state, army.code)
         rejection = order_check(state, order_to_rules(order, army.code))
         if rejection is not None:
             raise OrderRefused(rejection.code, rejection.text)
     order.save()
     return order
-
-
-def _as_seen_by(state: TurnState, code: str) -> TurnState:
-    """The board as a General who may not see the map knows it (R1.1): his army alone, and
-    every province he cannot see held by his own clan.
-
-    So checking his order can refuse it only for what he may know: a refusal never tells
-    him where other armies are, or which of his clan's castles the enemy has taken (a
-    reform, R9). The turn applies every rule at the deadline, and he reads why afterwards.
-    """
-    own = next(a for a in state.armies if a.id == code)
-    seen = general_visible_provinces(state.game_map, own.province)
-    control = {p: c if p in seen else own.clan for p, c in state.control.items()}
-    return replace(state, armies=[own], control=control)
 
 
 def _spot(army: RulesArmy) -> dict[str, Any]:

@@ -9,7 +9,7 @@ in docs/adjudication.md; the comments below say which rule each step carries out
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Literal, Protocol
 
@@ -244,8 +244,7 @@ def _validate_reform(state: TurnState, army: Army, order: Order, blocked: frozen
     province = provinces[target]
     if target in blocked:
         raise _Rejected("impassable", f"{province.name} is impassable")
-    delay = REFORM_DELAY[army.destroyed_by or "loss"]
-    first_turn = (army.destroyed_in_turn or 0) + delay
+    first_turn = reform_first_turn(army)
     if state.turn < first_turn:
         raise _Rejected("too_early", f"the army may reform from turn {first_turn} on")
     if province.castle is None:
@@ -264,6 +263,26 @@ class Rejection:
 
     def __str__(self) -> str:
         return f"{self.code}: {self.text}"
+
+
+def reform_first_turn(army: Army) -> int:
+    """R9: the first turn in which a destroyed army may give a Reform order."""
+    return (army.destroyed_in_turn or 0) + REFORM_DELAY[army.destroyed_by or "loss"]
+
+
+def reform_provinces(state: TurnState, army_id: str) -> tuple[str, ...]:
+    """R9: the castle home provinces the army could reform in from its first reform turn,
+    were the board as it is now (empty when its clan controls none of them).
+
+    Each candidate is put to the same check the deadline makes, at the turn the army may
+    reform from, so the site never offers what the turn would reject.
+    """
+    army = next((a for a in state.armies if a.id == army_id), None)
+    if army is None or not army.destroyed:
+        return ()
+    at = replace(state, turn=max(state.turn, reform_first_turn(army)))
+    homes = sorted(state.game_map.home_provinces.get(army.clan, ()))
+    return tuple(p for p in homes if order_check(at, Order(army=army_id, reform=p)) is None)
 
 
 def order_check(state: TurnState, order: Order) -> Rejection | None:

@@ -289,7 +289,22 @@ async function refresh() {
 
 // --- The header and the seats --------------------------------------------------------------------
 
+/** R11: the commitment of the table's seed, and the seed itself once the table is over. */
+function renderDrawSeed() {
+  const draws = row.draws || {};
+  const lines = [
+    ["battle-commitment", draws.commitment],
+    ["battle-seed", draws.seed],
+  ];
+  for (const [id, value] of lines) {
+    $(id).hidden = !value;
+    const code = $(`${id}-value`);
+    if (code.textContent !== (value || "")) code.textContent = value || "";
+  }
+}
+
 function renderStatus() {
+  renderDrawSeed();
   root.dataset.status = row.status;
   root.dataset.stage = row.summary ? row.summary.stage : "";
   $("status-line").textContent = fmt(S["status-line"], {

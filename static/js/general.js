@@ -144,16 +144,22 @@ function secondSteps(army, first) {
   return (info ? info.neighbours : []).filter((id) => id !== army.province && !blocked.has(id));
 }
 
+// R9: the castles the server's engine says this army may reform in (state.reform, sent to
+// this General only); the page never works the rule out itself.
 function reformTargets() {
-  // R9: a castle home province of the clan that the clan controls; the server decides.
-  const blocked = blockedProvinces(svg, state);
-  const control = state.control || {};
-  const homes = Array.from(svg.querySelectorAll("path.province[data-province]"))
-    .filter((p) => p.dataset.homeClan === myClan && p.dataset.castle)
-    .map((p) => p.dataset.province)
-    .filter((id) => !blocked.has(id));
-  const known = homes.filter((id) => id in control);
-  return known.length ? known.filter((id) => control[id] === myClan) : homes;
+  if (!state || !state.reform || reformNote(myArmy())) return [];
+  return state.reform.provinces;
+}
+
+// Why a destroyed army cannot reform this turn (R9), or "" when it may.
+function reformNote(army) {
+  const reform = state.reform;
+  if (!army || !army.destroyed || !reform) return "";
+  if (state.tournament.turn < reform.from_turn) return fmt(S["reform-from"], { turn: reform.from_turn });
+  if (!reform.provinces.length) {
+    return fmt(S["reform-no-castle"], { castles: byName(reform.home_castles).map(name).join(", ") });
+  }
+  return "";
 }
 
 function byName(ids) {
@@ -227,7 +233,9 @@ function renderArmy(army) {
   const strong = document.createElement("strong");
   strong.textContent = name(army.province);
   ui.armyLine.append(text[0], strong, text[1] || "");
-  const meeting = (state.meetings || []).some((m) => m.province === army.province);
+  // The table his army sits at now, not the last turn's record of meetings: a battle that
+  // ended mid-turn leaves no meeting behind for its winner (R8).
+  const meeting = Boolean(state.battle && state.battle.status === "meeting");
   const extra = army.in_battle ? S["army-in-battle"] : meeting ? S["army-meeting"] : "";
   if (extra) {
     const p = document.createElement("span");
@@ -262,6 +270,10 @@ function renderOrderForm(army) {
     open = false;
   } else if (!army.province && !army.destroyed) {
     note = S["army-not-placed"];
+    open = false;
+  } else if (reformNote(army)) {
+    // R9: no Reform buttons before the army may use them.
+    note = reformNote(army);
     open = false;
   }
   ui.note.textContent = note;

@@ -4,6 +4,7 @@
 //
 // Strings come translated from the page (#judge-config); errors are the API's own `detail`.
 
+import { showCommitment } from "./commitment.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
 import { drawScoreChart, fill, formatClock, formatTime } from "./screen.js";
 
@@ -158,6 +159,7 @@ function drawHead() {
   $("phase-label").textContent = config.phases[p] || p;
   $("clock-phase").textContent = config.phases[p] || p;
   $("turn-label").textContent = t.turn ? (t.turns_total ? `${t.turn} / ${t.turns_total}` : String(t.turn)) : "—";
+  showCommitment(state);
   const paused = Boolean(t.clock.paused);
   $("clock-paused").hidden = !paused;
   const hasClock = t.clock.deadline !== null || paused;
@@ -172,9 +174,10 @@ function drawHead() {
   $("btn-resolve").hidden = p !== "running";
   $("btn-resolve").textContent = t.turn ? `${$("btn-resolve").dataset.label} (${t.turn})` : $("btn-resolve").dataset.label;
   $("btn-end").hidden = !running;
+  $("btn-redraw").hidden = p !== "running";
   $("clock-deadline").textContent = t.clock.deadline ? fill(S.deadline_at, { time: formatTime(t.clock.deadline, config.timeZone, true) }) : "";
   $("register-form").hidden = p !== "setup";
-  $("undo-form").hidden = !["running", "finished"].includes(p);
+  $("undo-row").hidden = !["running", "finished"].includes(p);
   $("positions-form").hidden = !["planning", "deployment"].includes(p);
   $("declared-panel").hidden = !["planning", "deployment"].includes(p);
 }
@@ -453,6 +456,7 @@ function apply(fresh) {
   drawDeclared();
   drawOrders();
   drawArmySelects();
+  drawLogArmies();
   drawAnnouncements();
   drawTables();
   drawScores();
@@ -465,38 +469,39 @@ function apply(fresh) {
 
 // --- The log -------------------------------------------------------------------------------------
 
-function logDetails(entry) {
-  const data = entry.data || {};
-  const parts = [];
-  for (const [key, value] of Object.entries(data)) {
-    if (value === null || value === "" || (Array.isArray(value) && value.length === 0)) continue;
-    if (key === "draws" || key === "meetings") {
-      parts.push(`${key}: ${value.length}`);
-    } else if (key === "scores" || key === "before" || key === "after" || key === "positions") {
-      parts.push(`${key}: ${typeof value === "object" ? Object.entries(value).map(([k, v]) => `${k} ${typeof v === "object" ? v?.province ?? JSON.stringify(v) : v}`).join(", ") : value}`);
-    } else if (Array.isArray(value)) {
-      parts.push(`${key}: ${value.join(" → ")}`);
-    } else if (typeof value === "object") {
-      parts.push(`${key}: ${JSON.stringify(value)}`);
-    } else if (typeof value === "number" && !Number.isInteger(value)) {
-      parts.push(`${key}: ${value.toFixed(1)}`);
-    } else {
-      parts.push(`${key}: ${value}`);
-    }
-  }
-  return parts.join(" · ");
-}
-
+// Each entry comes with its sentence in the reader's language (referees/log_texts.py); the
+// codes and data stay in the JSON export.
 function logRow(entry) {
-  const what = el("td", {},
-    el("strong", { text: config.logActions[entry.action] || entry.action }),
-    entry.reason ? el("span", { className: "log-reason", text: ` “${entry.reason}”` }) : null,
-    el("span", { className: "log-details", text: logDetails(entry) }));
-  return el("tr", { className: `log-${entry.action}` },
+  return el("tr", { className: `log-${entry.kind || "entry"}` },
     el("td", { className: "num", text: formatTime(entry.at, config.timeZone, true), attrs: { title: entry.at } }),
     el("td", { className: "num", text: entry.turn ?? "" }),
-    el("td", { text: entry.by }),
-    what);
+    el("td", { className: "log-text", text: entry.text }));
+}
+
+// The console's filters (turn, army, clan, kind): applied by the server (?turn=&army=…).
+let logQuery = "";
+let logGeneration = 0;
+
+function logFiltersChanged() {
+  const form = $("log-filters");
+  const params = new URLSearchParams();
+  for (const name of ["turn", "army", "clan", "kind"]) {
+    const value = (form.elements.namedItem(name)?.value ?? "").trim();
+    if (value) params.set(name, value);
+  }
+  const query = params.toString() ? `&${params}` : "";
+  if (query === logQuery) return;
+  logQuery = query;
+  logGeneration += 1;
+  lastLogId = 0;
+  loadLog();
+}
+
+function drawLogArmies() {
+  const select = $("log-army");
+  if (!select) return;
+  const first = select.options[0];
+  fillSelect(select, [first, ...allArmyCodes().map(([code]) => option(code, code))]);
 }
 
 async function loadLog() {
@@ -504,10 +509,16 @@ async function loadLog() {
   logBusy = true;
   try {
     for (let page = 0; page < 20; page += 1) {
-      const answer = await api("GET", `/log?after=${lastLogId}`);
+      const generation = logGeneration;
+      const answer = await api("GET", `/log?after=${lastLogId}${logQuery}`);
+      // The filters changed while this page was on its way: start again with the new ones.
+      if (generation !== logGeneration) {
+        page = -1;
+        continue;
+      }
       const body = $("log-body");
       if (lastLogId === 0 && answer.entries.length === 0) {
-        body.replaceChildren(el("tr", {}, el("td", { className: "muted", text: S.no_log, attrs: { colspan: "4" } })));
+        body.replaceChildren(el("tr", {}, el("td", { className: "muted", text: S.no_log, attrs: { colspan: "3" } })));
       }
       if (answer.entries.length) {
         if (lastLogId === 0) body.replaceChildren();
@@ -526,11 +537,41 @@ async function loadLog() {
 
 // --- Wiring the controls ------------------------------------------------------------------
 
+function showUndoDialog(preview) {
+  const list = $("undo-items");
+  const title = $("undo-title");
+  title.textContent = fill(title.dataset.title, { turn: preview.turn });
+  list.replaceChildren(
+    ...preview.items.map((item) =>
+      el("li", { className: `undo-item undo-${item.kind}` },
+        el("time", { text: formatTime(item.at, config.timeZone, true), attrs: { datetime: item.at } }),
+        el("span", { className: "undo-kind", text: list.dataset[item.kind] || item.kind }),
+        el("span", { className: "undo-text", text: item.text }),
+        el("span", { className: "undo-who", text: item.who }))));
+  list.hidden = preview.items.length === 0;
+  $("undo-nothing").hidden = preview.items.length > 0;
+  $("undo-left").textContent = fill($("undo-left").dataset.text, { time: formatClock(preview.default_seconds) });
+  $("undo-full").textContent = fill($("undo-full").dataset.text, { time: formatClock(preview.full_seconds) });
+  const form = $("undo-form");
+  form.querySelector('input[name="time"][value="left"]').checked = true;
+  $("undo-minutes").value = String(Math.max(1, Math.round(preview.default_seconds / 60)));
+  $("undo-problem").hidden = true;
+  $("undo-dialog").showModal();
+  $("undo-reason").focus();
+}
+
 function formValue(form, name) {
   return form.elements.namedItem(name)?.value ?? "";
 }
 
 function wire() {
+  const logFilters = $("log-filters");
+  logFilters.addEventListener("change", logFiltersChanged);
+  logFilters.addEventListener("submit", (event) => {
+    event.preventDefault();
+    logFiltersChanged();
+  });
+  logFilters.addEventListener("reset", () => setTimeout(logFiltersChanged));
   const resolveButton = $("btn-resolve");
   resolveButton.dataset.label = resolveButton.textContent;
 
@@ -547,22 +588,68 @@ function wire() {
         if (window.confirm(fill(S.confirm_resolve, { turn }))) act(button, () => api("POST", `/clock/resolve-now?turn=${encodeURIComponent(turn)}`));
       } else if (action === "end") {
         if (window.confirm(S.confirm_end)) act(button, () => api("POST", "/clock/end"));
+      } else if (action === "redraw") {
+        // R11: a deliberate re-draw needs a reason; the new commitment is published and logged.
+        const reason = (window.prompt(S.redraw_reason, "") || "").trim();
+        if (reason) act(button, () => api("POST", "/clock/redraw", { reason }));
       }
     });
   }
 
-  $("undo-form").addEventListener("submit", (event) => {
+  // R4: the Undo button shows what the undo discards and asks for the reopened turn's time.
+  let undoPreview = null;
+  $("btn-undo").addEventListener("click", async (event) => {
+    const button = event.currentTarget;
+    button.disabled = true;
+    try {
+      undoPreview = await api("GET", "/clock/undo");
+    } catch (error) {
+      say(error instanceof ApiError ? error.message : String(error), "error");
+      return;
+    } finally {
+      button.disabled = false;
+    }
+    say("");
+    showUndoDialog(undoPreview);
+  });
+  $("undo-cancel").addEventListener("click", () => $("undo-dialog").close());
+  $("undo-minutes").addEventListener("input", () => {
+    $("undo-form").querySelector('input[name="time"][value="minutes"]').checked = true;
+  });
+  $("undo-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const form = event.currentTarget;
+    // Refusals are shown in the dialog: the page's message box is behind it.
+    const problem = $("undo-problem");
+    problem.hidden = true;
     const reason = formValue(form, "reason").trim();
-    if (!reason) return say(S.reason_required, "error");
-    if (!window.confirm(S.confirm_undo)) return;
-    // The last turn played as this page saw it: the same request sent twice undoes one turn.
-    const played = state.tournament.clock.phase === "running" ? state.tournament.turn - 1 : state.tournament.turn;
-    const body = { reason, turn: played >= 1 ? played : null };
-    act(form.querySelector("button"), () => api("POST", "/clock/undo", body)).then((done) => {
-      if (done) form.reset();
-    });
+    if (!reason) {
+      problem.textContent = S.reason_required;
+      problem.hidden = false;
+      $("undo-reason").focus();
+      return;
+    }
+    const choice = formValue(form, "time");
+    let seconds = undoPreview.default_seconds;
+    if (choice === "full") seconds = undoPreview.full_seconds;
+    else if (choice === "minutes") seconds = Math.round(Number(formValue(form, "minutes")) * 60);
+    // The turn this dialog was opened for: the same request sent twice undoes one turn.
+    const body = { reason, turn: undoPreview.turn, seconds };
+    const confirm = $("undo-confirm");
+    confirm.disabled = true;
+    try {
+      await api("POST", "/clock/undo", body);
+    } catch (error) {
+      problem.textContent = error instanceof ApiError ? error.message : String(error);
+      problem.hidden = false;
+      return;
+    } finally {
+      confirm.disabled = false;
+    }
+    $("undo-dialog").close();
+    form.reset();
+    say(S.done, "ok");
+    await refreshState();
   });
 
   $("register-form").addEventListener("submit", (event) => {

@@ -17,8 +17,10 @@
  *   renderStartPanel(panel, state, offsetMs)  what happens now and next before the turns (R3)
  */
 
+import { showCommitment } from "./commitment.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
 import { clanSwatch } from "./map.js";
+import { formatTime as formatTimeOfDay } from "./screen.js";
 
 export function pageStrings(id = "page-strings") {
   const node = document.getElementById(id);
@@ -191,19 +193,10 @@ export function startClock(elements, S, getState, { urgent = true, isLive = () =
   return window.setInterval(tick, 250);
 }
 
+// One time format on every page: the console's and the big screen's (screen.js).
 export function formatTime(iso, state) {
-  if (!iso) return "";
-  const date = new Date(iso);
   const zone = state && state.tournament ? state.tournament.time_zone : undefined;
-  const options = { hour: "2-digit", minute: "2-digit", second: "2-digit" };
-  try {
-    return date.toLocaleTimeString(document.documentElement.lang || undefined, {
-      ...options,
-      timeZone: zone || undefined,
-    });
-  } catch (_error) {
-    return date.toLocaleTimeString(undefined, options);
-  }
+  return formatTimeOfDay(iso, zone || undefined, true);
 }
 
 /**
@@ -323,6 +316,7 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChang
     if (meta && Number.isFinite(meta.serverOffsetMs)) offsetMs = meta.serverOffsetMs;
     changed();
     onState(next);
+    showCommitment(next);
     renderStartPanel(startPanel, current, offsetMs);
   }
 

@@ -324,6 +324,29 @@ function bootScreen(configNode) {
     }
   }
 
+  // R1.1: where the public sees the board, each clan's provinces and points so far.
+  function drawPoints(current) {
+    const body = $("points-body");
+    if (!body || !current.scores) return;
+    const rows = standings(current.scores, config.clans).map((row) => {
+      const tr = document.createElement("tr");
+      const name = document.createElement("th");
+      name.scope = "row";
+      const swatch = document.createElement("span");
+      swatch.className = `swatch swatch-${row.clan}`;
+      name.append(swatch, document.createTextNode(row.name));
+      const provinces = document.createElement("td");
+      provinces.className = "num";
+      provinces.textContent = String(row.home_provinces + row.other_provinces);
+      const total = document.createElement("td");
+      total.className = "num total";
+      total.textContent = String(row.total);
+      tr.append(name, provinces, total);
+      return tr;
+    });
+    body.replaceChildren(...rows);
+  }
+
   function draw(current) {
     state = current;
     const t = current.tournament;
@@ -341,6 +364,7 @@ function bootScreen(configNode) {
     $("screen-live").hidden = finished;
     drawAnnouncements(current);
     if (finished) drawStandings(current);
+    else drawPoints(current);
     drawMap(current);
     tick();
   }

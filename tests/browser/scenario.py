@@ -143,7 +143,8 @@ def build() -> dict[str, Any]:
     # Battle tables: after turn 1 two armies of different clans stand in one province; the
     # battle is an L5R game in one tournament, Bushido (R14) in the other.
     tables: dict[str, dict[str, Any]] = {}
-    for story, game in (("battle", "l5r"), ("bushido", "bushido")):
+    # "consent" (R8, R13): a table of its own, for two phones proposing and confirming.
+    for story, game in (("battle", "l5r"), ("bushido", "bushido"), ("consent", "l5r")):
         table_id, table_generals = tournament(f"Browser: {story}", 16, battle_game=game)
         by_code = {p.army.code: p for ps in table_generals.values() for p in ps if p.army}
         host, guest = _meeting_pair(graph, board_armies(table_id))
@@ -155,6 +156,38 @@ def build() -> dict[str, Any]:
             "other": general(by_code[guest]),
             "province": board_armies(table_id)[host],
         }
+    # Undo (R4): turn 1 is resolved early (ten minutes before its deadline) and opens a
+    # meeting table; in turn 2 a General gives an order, the judge enters a paper order and
+    # corrects a province's control. The undo dialog lists all of it.
+    undo_id, undo_generals = tournament("Browser: undo", 16)
+    undo_by_code = {p.army.code: p for ps in undo_generals.values() for p in ps if p.army}
+    host, guest = _meeting_pair(graph, board_armies(undo_id))
+    move(undo_by_code[guest], board_armies(undo_id)[host])
+    services.clock_extend(tournament_id=undo_id, seconds=-600, actor=actor, now=now)
+    services.clock_resolve_now(tournament_id=undo_id, actor=actor, now=now)
+    undo_positions = board_armies(undo_id)
+    undo_occupied = set(undo_positions.values())
+    undo_mover = next(p for code, p in sorted(undo_by_code.items()) if code not in (host, guest))
+    assert undo_mover.army is not None
+    move(
+        undo_mover,
+        _free_neighbour(graph, undo_positions[undo_mover.army.code], occupied=undo_occupied),
+    )
+    services.order_enter(
+        tournament_id=undo_id,
+        army_code=host,
+        order=OrderInput(kind="hold"),
+        actor=actor,
+        now=now,
+    )
+    services.control_correct(
+        tournament_id=undo_id,
+        province=undo_positions[undo_mover.army.code],
+        clan=None,
+        reason="a correction to be discarded",
+        actor=actor,
+        now=now,
+    )
     viewer = daimyo_generals["crab"][0]
     clanmate = daimyo_generals["crab"][1]
     assert clanmate.army is not None
@@ -174,6 +207,12 @@ def build() -> dict[str, Any]:
         },
         "order": {"id": order_id, **general(order_generals["crab"][0])},
         "clock": {"id": clock_id},
+        "undo": {
+            "id": undo_id,
+            "general": undo_mover.name,
+            "army": undo_mover.army.code,
+            "left_seconds": TURN_SECONDS - 600,
+        },
         "screen": {"id": screen_id, "army": mover.army.code, "from": start, "to": target},
         "russian": {"id": russian_id, **general(russian_generals["crab"][0])},
         **tables,

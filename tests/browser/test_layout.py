@@ -194,3 +194,24 @@ def test_the_big_screen_keys_the_clans_on_its_map_during_play(
     box = legend.bounding_box()
     assert box is not None and box["y"] + box["height"] <= 1080
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_the_big_screen_shows_each_clans_provinces_and_points_so_far_where_the_board_is_public(
+    new_page: Callable[..., Page], live_site: LiveServer
+) -> None:
+    """R1.1: no clan has a Daimyo, so the public sees the whole board: the screen lists each
+    clan's provinces and points so far, beside the map, inside the projector's screen. Where
+    a clan has a Daimyo the public sees no board, and no points until the end."""
+    page = new_page("desktop")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(f"/referees/tournaments/{live_site.data['screen']['id']}/screen/")
+    rows = page.locator("#points-body tr")
+    expect(rows).to_have_count(8)
+    expect(rows.first.locator("td.total")).to_have_text(re.compile(r"^\d+$"))
+    box = page.locator("#screen-points").bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 1080
+    shot(page, "layout-screen-points")
+
+    page.goto(f"/referees/tournaments/{live_site.data['daimyo']['id']}/screen/")
+    expect(page.locator("#screen-countdown")).to_be_visible()
+    expect(page.locator("#screen-points")).to_have_count(0)

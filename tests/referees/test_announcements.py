@@ -197,17 +197,30 @@ def test_score_history_leaves_out_an_undone_turn(game16: Game) -> None:
 
 
 def test_judges_see_the_score_history_always_the_public_at_the_end(
-    api: Api, game16: Game, judge_key: str
+    api: Api, make_game: Callable[..., Game], judge_key: str
 ) -> None:
-    resolve(game16, 2)
+    game = make_game(24)  # R1.1: a Daimyo in every clan, so the public sees no board
+    resolve(game, 2)
 
-    judge_during = api.get(f"/tournaments/{game16.id}/state", token=judge_key).json()
-    public_during = public_state(api, game16)
-    services.clock_end(tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now())
-    public_after = public_state(api, game16)
+    judge_during = api.get(f"/tournaments/{game.id}/state", token=judge_key).json()
+    public_during = public_state(api, game)
+    services.clock_end(tournament_id=game.id, actor=game.judge_actor, now=timezone.now())
+    public_after = public_state(api, game)
 
     assert [h["turn"] for h in judge_during["score_history"]] == [0, 1, 2]
     assert "score_history" not in public_during
     assert "scores" not in public_during
     assert [h["turn"] for h in public_after["score_history"]] == [0, 1, 2]
     assert public_after["scores"]
+
+
+def test_r1_1_where_no_clan_has_a_daimyo_the_public_sees_the_points_so_far(
+    api: Api, game16: Game, judge_key: str
+) -> None:
+    resolve(game16, 2)
+
+    judge_during = api.get(f"/tournaments/{game16.id}/state", token=judge_key).json()
+    public_during = public_state(api, game16)
+
+    assert public_during["scores"] == judge_during["scores"]
+    assert [h["turn"] for h in public_during["score_history"]] == [0, 1, 2]

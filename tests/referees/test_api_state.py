@@ -134,6 +134,7 @@ def test_public_display_hides_armies_when_a_clan_has_a_daimyo(api: Api, game_mix
     assert state["control"] == {}
     assert state["orders"] == []
     assert not any(code in raw for code in all_army_codes(game_mixed))
+    assert "scores" not in state  # R1.1: at the end only, where a clan has a Daimyo
     assert state["tournament"]["clock"]["phase"] == "running"
 
 
@@ -144,6 +145,8 @@ def test_public_display_shows_armies_when_no_clan_has_a_daimyo(api: Api, game16:
 
     assert len(state["armies"]) == 16
     assert state["orders"] == []
+    # The whole board is public, so are each clan's points so far (the big screen's panel).
+    assert state["scores"]["crab"]["total"] > 0
 
 
 def test_a_player_of_another_tournament_gets_the_public_view(
