@@ -50,8 +50,18 @@ def _annotated(tournaments: QuerySet[Tournament]) -> QuerySet[Tournament]:
         .values("number")[:1]
     )
     last_log = LogEntry.objects.filter(tournament=OuterRef("pk")).order_by("-id").values("at")[:1]
+    # "End the game" leaves its open turn unplayed: the turn it ended in is the log's.
+    ended_in = (
+        LogEntry.objects.filter(tournament=OuterRef("pk"), action="game_ended")
+        .order_by("-id")
+        .values("turn")[:1]
+    )
     return tournaments.annotate(
-        current_turn=Coalesce(Subquery(current_turn, output_field=IntegerField()), 0),
+        current_turn=Coalesce(
+            Subquery(ended_in, output_field=IntegerField()),
+            Subquery(current_turn, output_field=IntegerField()),
+            0,
+        ),
         registered=Count("players", distinct=True),
         last_activity=Subquery(last_log),
     ).order_by("-created_at", "-id")

@@ -270,3 +270,16 @@ def test_the_public_home_in_russian(client: Client, make_game: Callable[..., Gam
     html = response.content.decode()
     assert '<html lang="ru">' in html
     assert list(cards(section(html, "under-way-title"))) == [running.id]
+
+
+def test_a_tournament_ended_by_the_judge_shows_the_turn_it_ended_in(
+    make_game: Callable[..., Game],
+) -> None:
+    # given turn 1 played and turn 2 open when the judge ends the game: turn 2 is not played
+    game = make_game(16, turns_total=20)
+    services.clock_resolve_now(tournament_id=game.id, actor=game.judge_actor, now=timezone.now())
+    finish(game)
+
+    (row,) = [r for r in judged_tournaments(user=game.judge) if r.id == game.id]
+
+    assert row.turn == 2
