@@ -302,7 +302,8 @@ def scenario_fingerprint(
                 "status": turn.status,
                 "resolved_by": turn.resolved_by,
                 "orders": orders,
-                "case": _without(turn.case, "map") if turn.case else None,
+                # A turn's seed is secret and new every run (R11): only what it decides counts.
+                "case": _without(turn.case, "map", *SEEDED) if turn.case else None,
                 "result": turn.result,
                 "board_after": seen.board if seen else None,
                 "version_after": seen.version if seen else None,
@@ -330,7 +331,8 @@ def scenario_fingerprint(
             "turn": entry.turn,
             "actor": entry.actor,
             "reason": entry.reason,
-            "data": _without(entry.data, "battle", "player"),  # ids differ between runs
+            # ids differ between runs, and so do the seeds and their commitments (R11)
+            "data": _without(entry.data, "battle", "player", *SEEDED),
         }
         for entry in entries[first:]
     ]
@@ -342,6 +344,10 @@ def scenario_fingerprint(
         "battles": battles,
         "log": log,
     }
+
+
+# The fields that hold a turn's secret seed or its commitment (R11), new in every run.
+SEEDED = ("draw_seed", "commitment")
 
 
 def fingerprint_differences(
