@@ -9,6 +9,7 @@ them (never cached, never stored) and nowhere else. A removal and a revocation f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -166,58 +167,77 @@ def judges_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
     return _page(request, tournament)
 
 
-@never_cache
-@require_http_methods(["GET", "POST"])
-def judge_add_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
+def _form_posted(
+    request: HttpRequest,
+    tournament_id: int,
+    *,
+    make_form: Callable[[Any], forms.Form],
+    form_key: str,
+    field: str,
+    act: Callable[[Tournament, dict[str, Any]], HttpResponse],
+) -> HttpResponse:
+    """One of the page's forms posted: checked, then ``act`` with its data; a refusal of the
+    service is shown on the form's ``field``, the page kept as it was. A GET goes back to
+    the page."""
     tournament, refusal = _tournament(request, tournament_id)
     if refusal is not None:
         return refusal
     assert tournament is not None
     if request.method != "POST":
         return redirect(_judges_url(tournament))
-    form = _add_form(request.POST)
+    form = make_form(request.POST)
     if not form.is_valid():
-        return _page(request, tournament, status=400, add_form=form)
+        return _page(request, tournament, status=400, **{form_key: form})
     try:
+        return act(tournament, form.cleaned_data)
+    except TournamentError as error:
+        form.add_error(field, error.message)
+        return _page(request, tournament, status=error.status, **{form_key: form})
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def judge_add_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    def act(tournament: Tournament, data: dict[str, Any]) -> HttpResponse:
         user = judge_add(
             tournament_id=tournament.pk,
-            username=form.cleaned_data["username"],
+            username=data["username"],
             actor=_actor(request),
             now=timezone.now(),
         )
-    except TournamentError as error:
-        form.add_error("username", error.message)
-        return _page(request, tournament, status=error.status, add_form=form)
-    messages.success(
-        request, _("%(name)s is now a judge of this tournament.") % {"name": user.get_username()}
+        messages.success(
+            request,
+            _("%(name)s is now a judge of this tournament.") % {"name": user.get_username()},
+        )
+        return redirect(_judges_url(tournament))
+
+    return _form_posted(
+        request, tournament_id, make_form=_add_form, form_key="add_form", field="username", act=act
     )
-    return redirect(_judges_url(tournament))
 
 
 @never_cache
 @require_http_methods(["GET", "POST"])
 def judge_invite_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
     """A new account and its one-time link, shown in this answer only."""
-    tournament, refusal = _tournament(request, tournament_id)
-    if refusal is not None:
-        return refusal
-    assert tournament is not None
-    if request.method != "POST":
-        return redirect(_judges_url(tournament))
-    form = _invite_form(request.POST)
-    if not form.is_valid():
-        return _page(request, tournament, status=400, invite_form=form)
-    try:
+
+    def act(tournament: Tournament, data: dict[str, Any]) -> HttpResponse:
         invitation = judge_invite(
             tournament_id=tournament.pk,
-            username=form.cleaned_data["username"],
+            username=data["username"],
             actor=_actor(request),
             now=timezone.now(),
         )
-    except TournamentError as error:
-        form.add_error("username", error.message)
-        return _page(request, tournament, status=error.status, invite_form=form)
-    return _page(request, tournament, invitation=invitation)
+        return _page(request, tournament, invitation=invitation)
+
+    return _form_posted(
+        request,
+        tournament_id,
+        make_form=_invite_form,
+        form_key="invite_form",
+        field="username",
+        act=act,
+    )
 
 
 @never_cache
@@ -327,29 +347,22 @@ def judge_remove_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def judge_key_create_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
     """A new API key of the signed-in judge, shown in this answer only."""
-    tournament, refusal = _tournament(request, tournament_id)
-    if refusal is not None:
-        return refusal
-    assert tournament is not None
-    if request.method != "POST":
-        return redirect(_judges_url(tournament))
-    form = _key_form(request.POST)
-    if not form.is_valid():
-        return _page(request, tournament, status=400, key_form=form)
-    user = request.user
-    assert isinstance(user, AbstractBaseUser)
-    try:
+
+    def act(tournament: Tournament, data: dict[str, Any]) -> HttpResponse:
+        user = request.user
+        assert isinstance(user, AbstractBaseUser)
         issued = judge_key_issue(
             user=user,
             tournament_id=tournament.pk,
-            label=form.cleaned_data["label"],
+            label=data["label"],
             actor=_actor(request),
             now=timezone.now(),
         )
-    except TournamentError as error:
-        form.add_error("label", error.message)
-        return _page(request, tournament, status=error.status, key_form=form)
-    return _page(request, tournament, issued=issued)
+        return _page(request, tournament, issued=issued)
+
+    return _form_posted(
+        request, tournament_id, make_form=_key_form, form_key="key_form", field="label", act=act
+    )
 
 
 def _key_name(judge_key: JudgeKey) -> str:
