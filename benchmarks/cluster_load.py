@@ -9,7 +9,7 @@ could not be started or a part could not be run).
     .venv/bin/python benchmarks/cluster_load.py --postgres URL --redis URL
 
 The cluster is ``python -m sl5r.cluster`` (what ``make cluster`` runs): PostgreSQL, Redis,
-two ASGI processes (Daphne) behind a round-robin TCP proxy, one Celery worker and one
+two ASGI processes (Daphne) behind HAProxy, one Celery worker and one
 beat, started on a scratch PostgreSQL database created beside ``--postgres``'s and dropped
 afterwards, and on the Redis database of ``--redis`` (emptied before and after). The
 benchmark process points ``DATABASE_URL`` at the same database and builds the tournaments
@@ -100,7 +100,7 @@ class Cluster:
 
     @property
     def proxy_port(self) -> int:
-        return port_of(self.info["proxy"])
+        return port_of(self.info["balancer"])
 
     @property
     def asgi_ports(self) -> list[int]:
@@ -492,7 +492,7 @@ async def send_at(
     start = time.perf_counter()
     try:
         status, answer = await http.request(method, path, headers, body)
-    except (OSError, asyncio.IncompleteReadError) as error:
+    except OSError as error:  # the clients' ConnectionError: no answer
         status, answer = 0, repr(error).encode()
     return Sent(at, time.perf_counter() - start, status, answer)
 
@@ -527,7 +527,7 @@ async def orders_run(
             8,
         )
         for http in warm:
-            http.close()
+            await http.close()
         phones = [Http(proxy) for _ in generals]
         probes = [Http(proxy) for _ in range(healthz)]
 
@@ -576,7 +576,7 @@ async def orders_run(
         results = await asyncio.gather(*sends, *checks)
         orders, healthz_results = results[: len(sends)], results[len(sends) :]
         for http in phones + probes:
-            http.close()
+            await http.close()
         await db(wait_resolved, tournament_ids, 1, 120.0)
         resolutions = {}
         for pk in tournament_ids:
@@ -839,7 +839,7 @@ async def viewers_run(
             bearer(world.key),
         )
         posted = time.perf_counter() - start
-        judge.close()
+        await judge.close()
         if status != 200:
             raise RuntimeError(f"resolve-now: HTTP {status}: {body[:300]!r}")
         held = await asyncio.gather(*watchers)
@@ -848,7 +848,7 @@ async def viewers_run(
 
         for client in clients:
             await client.ws.close()
-            client.http.close()
+            await client.http.close()
         await db(tournaments_end, world, [tournament_id])
     finally:
         db.close()
@@ -1021,7 +1021,7 @@ async def general_play(
     finally:
         listener.cancel()
         await ws.close()
-        http.close()
+        await http.close()
     return phone
 
 
@@ -1347,7 +1347,7 @@ def main(argv: list[str] | None = None) -> int:
         cluster = cluster_start(shlex.split(args.cluster_command), env, workdir)
         print(
             f"cluster: {args.cluster_command} ready in {time.perf_counter() - started:.1f} s; "
-            f"proxy {cluster.info['proxy']}, ASGI {', '.join(cluster.info['asgi'])}; "
+            f"balancer {cluster.info['balancer']}, ASGI {', '.join(cluster.info['asgi'])}; "
             f"database {args.scratch} (scratch) on {urlsplit(args.postgres).netloc}, "
             f"Redis {args.redis}; DEBUG off; file descriptors {fds}"
         )

@@ -11,8 +11,8 @@ Against a real server: ``manage.py serve --no-clock`` (Daphne) in a subprocess, 
 Redis channel layer (``REDIS_URL=redis://127.0.0.1:6379/12``), DEBUG off, and a scratch
 SQLite database holding a 16-player tournament with turn 1 open, built through the services.
 
-Each client is what a page does (``static/js/live.js``; the raw clients are in
-``benchmarks/clients.py``): a websocket to
+Each client is what a page does (``static/js/live.js``; the clients are in
+``benchmarks/clients.py``, on ``websockets`` and ``httpx``): a websocket to
 ``ws/tournaments/<id>/`` and a keep-alive HTTP connection on which it fetched the state
 once at load. Then a judge resolves the turn (``POST …/clock/resolve-now`` with an API
 key), and for each client the time is taken from that POST until it has the new turn: the
@@ -132,18 +132,20 @@ async def wait_until_serving(
     port: int, tournament_id: int, server: subprocess.Popen[bytes]
 ) -> None:
     http = Http(port)
-    for _ in range(300):
-        if server.poll() is not None:
-            raise RuntimeError(f"the server exited with {server.returncode}")
-        try:
-            status, _ = await http.request("GET", f"/api/tournaments/{tournament_id}/state")
-            if status == 200:
-                http.close()
-                return
-        except OSError:
-            pass
-        await asyncio.sleep(0.1)
-    raise RuntimeError("the server did not answer in 30 s")
+    try:
+        for _ in range(300):
+            if server.poll() is not None:
+                raise RuntimeError(f"the server exited with {server.returncode}")
+            try:
+                status, _ = await http.request("GET", f"/api/tournaments/{tournament_id}/state")
+                if status == 200:
+                    return
+            except OSError:
+                pass
+            await asyncio.sleep(0.1)
+        raise RuntimeError("the server did not answer in 30 s")
+    finally:
+        await http.close()
 
 
 # --- One round: N clients, one resolved turn --------------------------------------------------
@@ -261,14 +263,14 @@ async def run_round(ports: list[int], tournament_id: int, key: str, count: int) 
         {"Authorization": f"Bearer {key}"},
     )
     post_s = time.perf_counter() - t0
-    judge.close()
+    await judge.close()
     if status != 200:
         raise RuntimeError(f"resolve-now: HTTP {status}: {body[:300]!r}")
     outcomes = await asyncio.gather(*watchers)
 
     for client in clients:
         await client.ws.close()
-        client.http.close()
+        await client.http.close()
     await asyncio.sleep(0.5)  # let the server see the closes before the next round
 
     times = sorted(o.new_turn_s for o in outcomes)

@@ -3,9 +3,9 @@
 - ``Served``: one Daphne (``manage.py serve --no-clock``) subprocess on this test session's
   database, shared by the tests of a module (``served_site`` in ``tests/abuse/conftest.py``);
 - ``request``: one HTTP request with whatever headers and body bytes a client may send;
-- ``Socket``: a websocket opened by hand (RFC 6455), so that a test can send what a browser
-  never would (an Origin of another site, a binary frame, a 2 MiB message) and read the
-  server's close code.
+- ``Socket``: a websocket opened by hand (RFC 6455, the frames of ``tests/abuse/frames.py``),
+  so that a test can send what a browser never would (an Origin of another site, a binary
+  frame, a 2 MiB message) and read the server's close code.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.clients import websocket_frame, websocket_frame_read
+from tests.abuse.frames import websocket_frame, websocket_frame_read
 from tests.referees.celery_processes import Service
 from tests.referees.test_clock_serve import free_port
 

@@ -31,12 +31,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 
-from benchmarks.clients import Http, WebSocket
 from strategic_map.models import Order
 from tests.faults.scenario import OrderStep, Progress, turn_progress
+from tests.live_clients import WebSocket, http_client
 from tests.referees.celery_processes import Service
 from tests.referees.test_clock_serve import free_port, wait_until
 
@@ -232,9 +233,6 @@ class LivePage:
     task: Future[None] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __post_init__(self) -> None:
-        self._http = Http(self.port)
-
     @property
     def path(self) -> str:
         query = f"?token={self.token}" if self.token else ""
@@ -242,18 +240,16 @@ class LivePage:
 
     async def run(self) -> None:
         """Until cancelled: connect, follow the events, reconnect with live.js's backoff."""
-        try:
-            await self._follow()
-        finally:
-            self._http.close()
+        async with http_client(self.port) as http:
+            await self._follow(http)
 
-    async def _follow(self) -> None:
+    async def _follow(self, http: httpx.AsyncClient) -> None:
         failures = 0
         connected_before = False
         while True:
             try:
                 socket = await WebSocket.connect(self.port, self.path)
-            except (OSError, ConnectionError, asyncio.IncompleteReadError):
+            except OSError:  # refused, or the handshake answered otherwise (ConnectionError)
                 socket = None
             if socket is not None:
                 try:
@@ -266,7 +262,7 @@ class LivePage:
                                 self.hellos.append(message["version"])
                             self.heard = message["version"]
                             if message["version"] != self.version or connected_before:
-                                await self.refresh()
+                                await self.refresh(http)
                             connected_before = True
                         elif message.get("type") == "event":
                             with self._lock:
@@ -274,28 +270,28 @@ class LivePage:
                                 self.events_on_socket += 1
                             if message["version"] > self.version:
                                 self.heard = max(self.heard, message["version"])
-                                await self.refresh()
+                                await self.refresh(http)
                 finally:
                     # No await here: this also runs when the page is cancelled.
-                    socket.writer.close()
+                    socket.drop()
                 with self._lock:
                     self.closes.append(time.monotonic())
             await asyncio.sleep(BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)])
             failures += 1
 
-    async def refresh(self) -> None:
+    async def refresh(self, http: httpx.AsyncClient) -> None:
         """GET the state as the page does (its token, if any); a failure waits for later."""
         headers = {"Accept": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         try:
-            status, body = await self._http.request(
-                "GET", f"/api/tournaments/{self.tournament_id}/state", headers
+            response = await http.get(
+                f"/api/tournaments/{self.tournament_id}/state", headers=headers
             )
-        except (OSError, ConnectionError, asyncio.IncompleteReadError):
+            status, body = response.status_code, response.content
+        except httpx.TransportError:  # httpx opens a new connection for the next one
             status, body = 0, b""
         if status != 200:
-            self._http.close()
             with self._lock:
                 self.fetch_failures += 1
             return

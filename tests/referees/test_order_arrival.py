@@ -24,7 +24,6 @@ from django.db import connections, transaction
 from django.utils import timezone
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
-from benchmarks.clients import Http
 from referees import clock, services
 from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.mapgraph import rokugan_map
@@ -33,6 +32,7 @@ from sl5r.rules.turn import order_check
 from sl5r.threaded_http import RECEIVED_AT
 from strategic_map.models import Order, Turn
 from strategic_map.selectors import campaign_open_turn, campaign_turn_state
+from tests.live_clients import http_client
 from tests.referees import test_clock_serve, test_tasks
 from tests.referees.conftest import Api, Game
 from tests.referees.test_clock_serve import free_port, wait_until
@@ -333,20 +333,19 @@ async def burst(
     Returns the deadline and when the database was let go. The deadline is set once every
     phone's connection is open, so that a slow start cannot make the orders late.
     """
-    clients = {move.code: Http(port) for move in [*on_time, late]}
+    clients = {move.code: http_client(port) for move in [*on_time, late]}
     for client in clients.values():
-        status, _ = await client.request("GET", "/healthz")
-        assert status == 200
+        assert (await client.get("/healthz")).status_code == 200
     deadline = await asyncio.to_thread(deadline_soon, tournament_id)
 
     async def send(move: Move, at: datetime) -> None:
         await sleep_until(at)
-        move.status, move.body = await clients[move.code].request(
-            "PUT",
+        response = await clients[move.code].put(
             f"/api/tournaments/{tournament_id}/orders/mine",
-            {"Authorization": f"Bearer {move.token}", "Content-Type": "application/json"},
-            f'{{"kind": "move", "path": ["{move.target}"]}}'.encode(),
+            headers={"Authorization": f"Bearer {move.token}"},
+            json={"kind": "move", "path": [move.target]},
         )
+        move.status, move.body = response.status_code, response.content
         move.answered_at = timezone.now()
 
     with database_held(tournament_id) as release:
@@ -357,7 +356,7 @@ async def burst(
         release.set()
         await asyncio.wait_for(asyncio.gather(*sending), timeout=60)
     for client in clients.values():
-        client.close()
+        await client.aclose()
     return deadline, released_at
 
 
