@@ -22,7 +22,7 @@ PY := $(BIN)/python
 STAMP := $(VENV)/requirements.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run venue restore cluster cluster-stop test test-postgres lint fmt messages clean distclean
+.PHONY: help install migrate demo run venue restore cluster cluster-stop haproxy test test-postgres lint fmt messages clean distclean
 
 help:
 	@echo "make run        create .venv, install, migrate, load the demo tournament, serve on :$(PORT)"
@@ -30,8 +30,9 @@ help:
 	@echo "                a kept secret key, backups; HOST, PORT, VENUE_HOSTS, SITE_URL, TLS_CERT/KEY)"
 	@echo "make restore BACKUP=FILE  continue a venue tournament from a backup (a file or a folder)"
 	@echo "make cluster    the production shape on this machine, in the foreground (Ctrl-C stops):"
-	@echo "                PostgreSQL, Redis, two ASGI processes behind a proxy on :$(PORT),"
-	@echo "                a Celery worker and beat (CLUSTER_DIR=$(CLUSTER_DIR), CLUSTER_ARGS=...)"
+	@echo "                PostgreSQL, Redis, HAProxy on :$(PORT) before two ASGI processes,"
+	@echo "                a Celery worker and one beat, kept by supervisord"
+	@echo "                (CLUSTER_DIR=$(CLUSTER_DIR), CLUSTER_ARGS=...; installs HAProxy as root)"
 	@echo "make cluster-stop  stop the cluster running in CLUSTER_DIR"
 	@echo "make test       ruff, ruff format --check, mypy, makemigrations --check, pytest,"
 	@echo "                then the database tests again on PostgreSQL (make test-postgres)"
@@ -75,12 +76,26 @@ restore: install
 	@test -n "$(BACKUP)" || { echo "make restore BACKUP=path/to/sl5r-backup-….zip (or a folder)" >&2; exit 2; }
 	$(PY) manage.py restore "$(BACKUP)"
 
-# The production shape (sl5r/cluster.py): configured by DATABASE_URL, REDIS_URL, SECRET_KEY...
-cluster: install
+# The production shape: sl5r/cluster.py sets up, then supervisord (deploy/supervisord.conf)
+# runs HAProxy (deploy/haproxy/haproxy.cfg), two ASGI processes, a Celery worker and one
+# beat. Configured by DATABASE_URL, REDIS_URL, SECRET_KEY... (README.md, "Configuration").
+cluster: install haproxy
 	$(PY) -m sl5r.cluster --dir $(CLUSTER_DIR) --port $(PORT) $(CLUSTER_ARGS)
 
 cluster-stop:
 	$(PY) -m sl5r.cluster stop --dir $(CLUSTER_DIR)
+
+# The balancer comes from Debian's packages; installed here when missing (as root), as
+# .ci/run does.
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing HAProxy (apt-get install haproxy)"; \
+			apt-get update -q </dev/null && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy </dev/null; \
+		else \
+			echo "make cluster needs HAProxy: sudo apt-get install haproxy" >&2; exit 2; \
+		fi; }
 
 lint: install
 	$(BIN)/ruff check .

@@ -14,12 +14,16 @@ for stopping a stuck script or a guessing loop; nothing here is about fairness.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
 
 DEFAULT_RATES: dict[str, str | None] = {
     "orders": "30/min",
@@ -77,6 +81,16 @@ def rate_for(scope: str) -> Rate | None:
     return Rate.parse(text) if text else None
 
 
+# What the Redis cache raises when Redis is down or hangs (its timeouts are in settings).
+CACHE_DOWN = (RedisError, OSError)
+
+
+def _cache_down(scope: str, error: Exception) -> None:
+    # Let the request through, uncounted: an order must not be refused, or lost, because
+    # the counter is down; guessing join links for the length of a Redis outage is harmless.
+    log.warning("rate limit %s not counted: the cache did not answer (%s)", scope, error)
+
+
 def _window(rate: Rate, now: float) -> tuple[int, int]:
     window = int(now // rate.seconds)
     retry_after = max(1, int((window + 1) * rate.seconds - now + 0.999))
@@ -94,13 +108,17 @@ def rate_hit(scope: str, key: str) -> int:
         return 0
     window, _ = _window(rate, time.time())
     cache_key = _cache_key(scope, key, window)
-    # add() is a no-op when the key exists, so the window starts once.
-    cache.add(cache_key, 0, timeout=rate.seconds + 1)
     try:
-        count: int = cache.incr(cache_key)
-    except ValueError:  # expired between add and incr
-        cache.set(cache_key, 1, timeout=rate.seconds + 1)
-        count = 1
+        # add() is a no-op when the key exists, so the window starts once.
+        cache.add(cache_key, 0, timeout=rate.seconds + 1)
+        try:
+            count: int = cache.incr(cache_key)
+        except ValueError:  # expired between add and incr
+            cache.set(cache_key, 1, timeout=rate.seconds + 1)
+            count = 1
+    except CACHE_DOWN as error:
+        _cache_down(scope, error)
+        return 0
     return count
 
 
@@ -110,7 +128,12 @@ def rate_check(scope: str, key: str) -> None:
     if rate is None:
         return
     window, retry_after = _window(rate, time.time())
-    if (cache.get(_cache_key(scope, key, window)) or 0) >= rate.limit:
+    try:
+        count = cache.get(_cache_key(scope, key, window)) or 0
+    except CACHE_DOWN as error:
+        _cache_down(scope, error)
+        return
+    if count >= rate.limit:
         raise RateLimited(scope, rate, retry_after)
 
 
@@ -127,7 +150,8 @@ def rate_limit(scope: str, key: str) -> None:
 def client_ip(request: HttpRequest) -> str:
     """The address the request came from, as the server saw it.
 
-    Behind a reverse proxy every request comes from the proxy; set the proxy to pass the
-    client address in REMOTE_ADDR (e.g. uvicorn/daphne's proxy headers options).
+    Behind the load balancer that is the client's own address: sl5r/asgi.py takes it from
+    X-Forwarded-For when, and only when, the request came from one of
+    ``SL5R_TRUSTED_PROXIES``.
     """
     return str(request.META.get("REMOTE_ADDR") or "unknown")

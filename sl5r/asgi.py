@@ -1,35 +1,53 @@
 """ASGI entry point: ``daphne sl5r.asgi:application``.
 
-HTTP goes to Django's request handler on a pool of long-lived threads
-(``sl5r/threaded_http.py``); websockets go through the same-origin check
-(``sl5r/websocket_origin.py``) and the session authentication to the routes collected from
-each app's ``routing.py``.
+HTTP goes, as ``SL5R_HTTP`` says (settings), to Django's WSGI handler on a pool of
+long-lived threads (``threads``, ``sl5r/threaded_http.py``) or to Django's own ASGI handler
+with each request's arrival stamped as the pool stamps it (``django``). Websockets go
+through the same-origin check (``sl5r/websocket_origin.py``) and the session
+authentication to the routes collected from each app's ``routing.py``.
 """
 
 from __future__ import annotations
 
 import os
 
-from django.core.wsgi import get_wsgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sl5r.settings")
 
 # Load the apps before anything imports models (consumers do, through routing).
-django_wsgi_app = get_wsgi_application()
+django.setup(set_prefix=False)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
+from django.core.wsgi import get_wsgi_application  # noqa: E402
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware  # noqa: E402
 
 from sl5r.routing import websocket_urlpatterns  # noqa: E402
-from sl5r.threaded_http import ThreadedWsgiHttp  # noqa: E402
+from sl5r.threaded_http import ArrivalStamped, ThreadedWsgiHttp  # noqa: E402
 from sl5r.websocket_origin import SameOriginValidator  # noqa: E402
 
-application = ProtocolTypeRouter(
+http = (
+    ThreadedWsgiHttp(get_wsgi_application(), threads=settings.SL5R_HTTP_THREADS)
+    if settings.SL5R_HTTP == "threads"
+    else ArrivalStamped(get_asgi_application())
+)
+routed = ProtocolTypeRouter(
     {
-        "http": ThreadedWsgiHttp(django_wsgi_app, threads=settings.SL5R_HTTP_THREADS),
+        "http": http,
         "websocket": SameOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
         ),
     }
+)
+
+# Behind the load balancer (deploy/haproxy/haproxy.cfg) every connection comes from it: the
+# client's address is taken from its X-Forwarded-For, for HTTP and websockets alike, but only
+# on connections from SL5R_TRUSTED_PROXIES, so that nobody else can name his own address.
+application = (
+    ProxyHeadersMiddleware(routed, trusted_hosts=settings.SL5R_TRUSTED_PROXIES)
+    if settings.SL5R_TRUSTED_PROXIES
+    else routed
 )

@@ -1,36 +1,38 @@
 """The production shape on one machine: ``python -m sl5r.cluster`` (``make cluster``).
 
-A small foreground supervisor. It checks that PostgreSQL and Redis answer (and starts them
-with the machine's own commands when they are the local defaults and do not), creates the
-database if it is missing, migrates, collects the static files, loads the map and, unless
-``--no-demo``, the demo tournament. Then it starts and watches:
+What is ours here is only what comes before the processes run, and the ready line:
 
-- two ASGI processes, ``manage.py serve --no-clock`` (Daphne), on ``--asgi-ports``;
-- ``sl5r.tcp_proxy`` on ``--port``, spreading connections over them round-robin;
-- one Celery worker (``--concurrency``) and exactly one Celery beat.
+1. It checks that PostgreSQL and Redis answer (and starts them with the machine's own
+   commands when they are the local defaults and do not), creates the database if it is
+   missing, migrates, collects the static files, loads the map and, unless ``--no-demo``,
+   the demo tournament (output in ``<dir>/logs/setup.log``).
+2. It hands over to **supervisord** (``deploy/supervisord.conf``), which runs HAProxy
+   (``deploy/haproxy/haproxy.cfg``) on ``--port``, two ASGI processes (``manage.py serve
+   --no-clock``, Daphne) on ``--asgi-ports``, one Celery worker (``--concurrency``) and
+   exactly one Celery beat; restarts any that dies; keeps ``<dir>/logs/<name>.log``; and on
+   SIGINT/SIGTERM stops the balancer, the ASGI processes, beat and the worker in that order.
+3. supervisord's ``ready`` program (``python -m sl5r.cluster ready``) waits until the
+   balancer, both ASGI processes and the worker answer, writes ``<dir>/cluster.json`` and
+   prints ``cluster ready: balancer=… asgi=…``.
 
 Everything is configured by environment variables (README.md, "Configuration"), with
 ``SL5R_CLOCK=celery`` forced and production defaults: ``DEBUG`` off and a ``SECRET_KEY``
 generated once and kept in ``<dir>/secret_key``; plain HTTP on 127.0.0.1, so
-``SECURE_SSL_REDIRECT`` defaults to off. Each child's output goes to
-``<dir>/logs/<name>.log``. When every part answers it prints ``cluster ready: proxy=…
-asgi=…`` and writes ``<dir>/cluster.json``. A child that dies is restarted after a short
-backoff. SIGINT or SIGTERM (or ``python -m sl5r.cluster stop --dir <dir>``) stops the
-proxy, the ASGI processes, beat and the worker in that order, and the supervisor exits 0.
+``SECURE_SSL_REDIRECT`` defaults to off. HAProxy connects to the ASGI processes from
+127.0.0.2, the one address Django trusts for the client address it forwards.
 
     python -m sl5r.cluster [--dir var/cluster] [--port 8000] [--asgi-ports 8001,8002]
                            [--no-demo] [--concurrency 2]
-    python -m sl5r.cluster stop [--dir var/cluster]
+    python -m sl5r.cluster stop [--dir var/cluster]     # as supervisorctl shutdown, and waits
+    .venv/bin/supervisorctl -c deploy/supervisord.conf status    # with SL5R_CLUSTER_DIR set
 
-Only the standard library is imported at the top: the supervisor needs no Django settings.
-The Django work runs in ``manage.py`` subprocesses; psycopg and redis are imported only to
-check the services.
+Only the standard library is imported at the top: no Django settings are needed before the
+processes start; psycopg and redis are imported only to check the services.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import secrets
@@ -42,27 +44,31 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import xmlrpc.client
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+SUPERVISORD_CONF = BASE_DIR / "deploy" / "supervisord.conf"
+HAPROXY_CONF = BASE_DIR / "deploy" / "haproxy" / "haproxy.cfg"
 DEFAULT_DIR = "var/cluster"
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/sl5r"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 HOST = "127.0.0.1"
+# HAProxy connects to the ASGI processes from this loopback address and Django trusts the
+# client address in X-Forwarded-For only from it: a client on this machine connecting to an
+# ASGI process directly (from 127.0.0.1) cannot name an address of his choice.
+BALANCER_SOURCE = "127.0.0.2"
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+# The programs of deploy/supervisord.conf that keep running (``ready`` exits when done).
+PROGRAMS = ("worker", "beat", "asgi-1", "asgi-2", "balancer")
 
 SERVICE_WAIT_SECONDS = 60.0  # for PostgreSQL or Redis started here to answer
-READY_SECONDS = 120.0  # for every child to answer after the start
-STOP_SECONDS = 20.0  # per child, after SIGTERM, before SIGKILL
-POLL_SECONDS = 0.2
-BACKOFF_FIRST, BACKOFF_MAX = 1.0, 10.0  # seconds before restarting a child that died
-STEADY_SECONDS = 30.0  # a child that ran this long before dying restarts at once again
-STOP_ORDER = ("proxy", "asgi", "beat", "worker")  # name prefixes: proxy first, worker last
+READY_SECONDS = 120.0  # for every process to answer after supervisord starts them
+POLL_SECONDS = 0.5
 
 EXIT_OK, EXIT_FAILED, EXIT_CONFIG = 0, 1, 2
 
@@ -132,8 +138,9 @@ def ports_parse(text: str) -> list[int]:
         if not item.isdigit() or not 0 <= int(item) < 65536:
             raise argparse.ArgumentTypeError(f"{item!r} is not a port number")
         ports.append(int(item))
-    if not ports:
-        raise argparse.ArgumentTypeError("at least one port")
+    if len(ports) != 2:
+        # deploy/haproxy/haproxy.cfg and deploy/supervisord.conf name two processes.
+        raise argparse.ArgumentTypeError(f"two ports, A,B (got {len(ports)})")
     taken = [p for p in ports if p and ports.count(p) > 1]
     if taken:
         raise argparse.ArgumentTypeError(f"port {taken[0]} given twice")
@@ -318,501 +325,255 @@ def _service_wait(name: str, problem: Callable[[], str | None]) -> None:
         raise ClusterError(f"{name} started but not answering after {SERVICE_WAIT_SECONDS:g} s")
 
 
-# --- Children ----------------------------------------------------------------------------
+# --- Before the processes: the set-up -------------------------------------------------------
 
 
-def _die_with_parent() -> None:
-    """In a child, before exec: get SIGTERM when the supervisor dies (Linux), so that a
-    supervisor killed outright does not leave its children running."""
+class _Stopped(Exception):
+    """SIGTERM during the set-up (Ctrl-C raises KeyboardInterrupt)."""
+
+
+def _stop_setup(_signum: int, _frame: FrameType | None) -> None:
+    raise _Stopped
+
+
+def manage(env: Mapping[str, str], directory: Path, *args: str, show: bool = False) -> None:
+    """Run ``manage.py args`` to its end; ClusterError when it fails."""
+    log = directory / "logs" / "setup.log"
+    print(f"cluster: manage.py {' '.join(args)}", flush=True)
+    # subprocess.run kills the command if a stop interrupts the wait.
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=BASE_DIR,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    printed = (result.stdout + result.stderr).decode("utf-8", errors="replace")
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"$ manage.py {' '.join(args)}\n{printed}")
+    if result.returncode != 0:
+        tail = "\n".join(printed.splitlines()[-15:])
+        raise ClusterError(
+            f"manage.py {args[0]} failed (exit {result.returncode}); see {log}:\n{tail}"
+        )
+    if show:
+        print(printed, end="" if printed.endswith("\n") else "\n", flush=True)
+
+
+def process_environment(
+    env: Mapping[str, str],
+    *,
+    directory: Path,
+    port: int,
+    asgi_ports: Sequence[int],
+    concurrency: int,
+) -> dict[str, str]:
+    """``env`` with the variables deploy/supervisord.conf and haproxy.cfg read."""
+    first, second = asgi_ports
+    full = dict(env)
+    full.setdefault("SL5R_TRUSTED_PROXIES", BALANCER_SOURCE)
+    full.update(
+        SL5R_CLUSTER_DIR=str(directory),
+        SL5R_BASE_DIR=str(BASE_DIR),
+        SL5R_PYTHON=sys.executable,
+        # Unique on the machine: two clusters (or a test's) never share a worker's name.
+        SL5R_CLUSTER_NAME=str(port),
+        SL5R_WORKER_CONCURRENCY=str(concurrency),
+        SL5R_ASGI_HOST=HOST,
+        SL5R_ASGI_1_PORT=str(first),
+        SL5R_ASGI_2_PORT=str(second),
+        SL5R_ASGI_1=f"{HOST}:{first}",
+        SL5R_ASGI_2=f"{HOST}:{second}",
+        SL5R_BALANCER_BIND=f"{HOST}:{port}",
+        SL5R_BALANCER_SOURCE=full.get("SL5R_BALANCER_SOURCE") or BALANCER_SOURCE,
+    )
+    return full
+
+
+def executable(name: str, hint: str) -> str:
+    """``name`` from the venv (beside this Python) or the PATH; ClusterError if neither."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        raise ClusterError(f"{name} is not installed: {hint}")
+    return found
+
+
+def supervisor(directory: Path) -> Any:
+    """supervisord's XML-RPC interface on its socket in ``directory``."""
+    from supervisor.xmlrpc import SupervisorTransport
+
+    transport = SupervisorTransport(None, None, f"unix://{directory / 'supervisor.sock'}")
+    return xmlrpc.client.ServerProxy("http://127.0.0.1", transport=transport).supervisor
+
+
+def supervisor_running(directory: Path) -> bool:
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
-
-
-def process_alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        supervisor(directory).getState()
+    except (OSError, xmlrpc.client.Error):
         return False
-    except PermissionError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-        # A killed multi-threaded process shows its first thread as a zombie while the
-        # others are still ending, its sockets still open: gone only when they are too.
-        threads = len(os.listdir(f"/proc/{pid}/task"))
-    except (OSError, IndexError):
-        return True
-    return state != "Z" or threads > 1
-
-
-def _group_kill(pgid: int) -> None:
-    """SIGKILL what is left of a child's process group (e.g. a worker's pool processes)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-@dataclass
-class Child:
-    """One supervised process: its command, log and how to tell that it answers."""
-
-    name: str
-    argv: list[str]
-    log: Path
-    ready_check: Callable[[Child], bool]
-    pass_fds: tuple[int, ...] = ()
-    process: subprocess.Popen[bytes] | None = None
-    started: float = 0.0
-    log_start: int = 0
-    ready: bool = False
-    quick_deaths: int = 0
-    restart_at: float | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self.process.pid if self.process is not None else None
-
-    def start(self, env: Mapping[str, str]) -> None:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("ab") as out:
-            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-            out.write(f"--- cluster: starting {self.name} at {stamp} ---\n".encode())
-            out.flush()
-            self.log_start = out.tell()
-            self.process = subprocess.Popen(
-                self.argv,
-                cwd=BASE_DIR,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                pass_fds=self.pass_fds,
-                # Its own process group: Ctrl-C reaches only the supervisor, which stops
-                # the children in order, and a stop reaches a child's own children too.
-                start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-            )
-        self.started = time.monotonic()
-        self.ready = False
-        self.restart_at = None
-
-    def output(self) -> str:
-        """What it printed since its last start."""
-        try:
-            with self.log.open("rb") as log:
-                log.seek(self.log_start)
-                return log.read().decode("utf-8", errors="replace")
-        except OSError:
-            return ""
-
-    def check_ready(self) -> bool:
-        if not self.ready and self.process is not None and self.process.poll() is None:
-            self.ready = self.ready_check(self)
-        return self.ready
-
-    def stop(self, timeout: float = STOP_SECONDS) -> int | None:
-        """SIGTERM, wait, SIGKILL after ``timeout``; its exit status."""
-        process = self.process
-        if process is None:
-            return None
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                _group_kill(process.pid)
-                process.wait(timeout=timeout)
-        _group_kill(process.pid)
-        return process.returncode
-
-
-def _healthz(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/healthz", timeout=3) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
-
-
-def _answers(url: str) -> Callable[[Child], bool]:
-    return lambda _child: _healthz(url)
-
-
-def _printed(text: str) -> Callable[[Child], bool]:
-    return lambda child: text in child.output()
-
-
-@dataclass
-class Plan:
-    """What the cluster runs, with every port decided."""
-
-    directory: Path
-    proxy_port: int
-    asgi_ports: list[int]
-    concurrency: int
-    demo: bool
-    proxy_socket: socket.socket
-    children: list[Child] = field(default_factory=list)
-
-    @property
-    def proxy_url(self) -> str:
-        return f"http://{HOST}:{self.proxy_port}"
-
-    @property
-    def asgi_urls(self) -> list[str]:
-        return [f"http://{HOST}:{port}" for port in self.asgi_ports]
-
-
-def plan_make(
-    *, directory: Path, port: int, asgi_ports: Sequence[int], concurrency: int, demo: bool
-) -> Plan:
-    """Bind the proxy's socket (kept here, so that a restarted proxy finds it and clients
-    wait in its backlog meanwhile), pick the free ports, and list the children."""
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind((HOST, port))
-    except OSError as error:
-        listener.close()
-        raise ClusterError(f"--port {port}: cannot listen on {HOST}:{port}: {error}") from error
-    listener.listen(1024)
-    ports = [p or port_free() for p in asgi_ports]
-    plan = Plan(
-        directory=directory,
-        proxy_port=int(listener.getsockname()[1]),
-        asgi_ports=ports,
-        concurrency=concurrency,
-        demo=demo,
-        proxy_socket=listener,
-    )
-    logs = directory / "logs"
-    python = sys.executable
-    celery = [python, "-m", "celery", "-A", "sl5r.celery"]
-    plan.children.append(
-        Child(
-            "worker",
-            [
-                *celery,
-                "worker",
-                f"--concurrency={concurrency}",
-                "--loglevel=INFO",
-                # Unique on the machine: two clusters (or a test's) never share a node name.
-                f"--hostname=sl5r-{plan.proxy_port}@%h",
-            ],
-            logs / "worker.log",
-            _printed(" ready."),
-        )
-    )
-    plan.children.append(
-        Child(
-            "beat",
-            [
-                *celery,
-                "beat",
-                "--loglevel=INFO",
-                f"--schedule={directory / 'celerybeat-schedule'}",
-            ],
-            logs / "beat.log",
-            _printed("beat: Starting"),
-        )
-    )
-    for number, asgi_port in enumerate(ports, start=1):
-        url = f"http://{HOST}:{asgi_port}"
-        plan.children.append(
-            Child(
-                f"asgi-{number}",
-                [
-                    python,
-                    "manage.py",
-                    "serve",
-                    "--no-clock",
-                    "--host",
-                    HOST,
-                    "--port",
-                    str(asgi_port),
-                ],
-                logs / f"asgi-{number}.log",
-                _answers(url),
-            )
-        )
-    proxy_argv = [python, "-m", "sl5r.tcp_proxy", "--fd", str(listener.fileno())]
-    for asgi_port in ports:
-        proxy_argv += ["--backend", f"{HOST}:{asgi_port}"]
-    plan.children.append(
-        Child(
-            "proxy",
-            proxy_argv,
-            logs / "proxy.log",
-            _answers(plan.proxy_url),
-            pass_fds=(listener.fileno(),),
-        )
-    )
-    return plan
-
-
-# --- The supervisor ----------------------------------------------------------------------
-
-
-class Supervisor:
-    """Runs the set-up, starts the children, restarts those that die, stops them all."""
-
-    def __init__(self, plan: Plan, env: Mapping[str, str]) -> None:
-        self.plan = plan
-        self.env = dict(env)
-        self.stopping = False
-
-    def say(self, line: str) -> None:
-        print(f"cluster: {line}", flush=True)
-
-    def stop_requested(self) -> bool:
-        # A call, not the attribute: the signal handler may set it between two reads.
-        return self.stopping
-
-    def on_signal(self, signum: int, _frame: FrameType | None) -> None:
-        if not self.stopping:
-            self.say(f"{signal.Signals(signum).name} received, stopping")
-        self.stopping = True
-
-    # -- set-up -----------------------------------------------------------------------
-
-    def manage(self, *args: str, show: bool = False) -> bool:
-        """Run ``manage.py args`` to its end (or until a stop); False when stopped."""
-        if self.stopping:
-            return False
-        log = self.plan.directory / "logs" / "setup.log"
-        self.say(f"manage.py {' '.join(args)}")
-        with log.open("ab") as out:
-            start = out.tell()
-            process = subprocess.Popen(
-                [sys.executable, "manage.py", *args],
-                cwd=BASE_DIR,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            while process.poll() is None:
-                if self.stop_requested():
-                    os.killpg(process.pid, signal.SIGTERM)
-                    process.wait()
-                    return False
-                time.sleep(POLL_SECONDS)
-        with log.open("rb") as read:
-            read.seek(start)
-            printed = read.read().decode("utf-8", errors="replace")
-        if process.returncode != 0:
-            tail = "\n".join(printed.splitlines()[-15:])
-            raise ClusterError(
-                f"manage.py {args[0]} failed (exit {process.returncode}); see {log}:\n{tail}"
-            )
-        if show:
-            print(printed, end="" if printed.endswith("\n") else "\n", flush=True)
-        return True
-
-    def setup(self) -> bool:
-        steps: list[tuple[tuple[str, ...], bool]] = [
-            (("migrate", "--noinput"), False),
-            (("collectstatic", "--noinput"), False),
-            (("loadmap",), False),
-        ]
-        if self.plan.demo:
-            steps.append((("loaddemo", "--base-url", self.plan.proxy_url), True))
-        return all(self.manage(*args, show=show) for args, show in steps)
-
-    # -- running ----------------------------------------------------------------------
-
-    def state_write(self) -> None:
-        plan = self.plan
-        state: dict[str, Any] = {
-            "proxy": plan.proxy_url,
-            "asgi": plan.asgi_urls,
-            "database_url": self.env["DATABASE_URL"],
-            "redis_url": self.env["REDIS_URL"],
-            "pids": {c.name: c.pid for c in plan.children},
-            "logs": {c.name: str(c.log) for c in plan.children},
-            "supervisor": os.getpid(),
-        }
-        path = plan.directory / "cluster.json"
-        temporary = path.with_suffix(".json.tmp")
-        # It may hold the database password: readable by its owner only.
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-            json.dump(state, out, indent=2)
-            out.write("\n")
-        os.replace(temporary, path)
-
-    def watch(self, child: Child) -> bool:
-        """Restart ``child`` if it died; True when its pid changed."""
-        process = child.process
-        if process is None or process.poll() is None:
-            return False
-        now = time.monotonic()
-        if child.restart_at is None:
-            # Leftovers of a worker killed outright (its pool) must not keep working.
-            _group_kill(process.pid)
-            ran = now - child.started
-            child.quick_deaths = 0 if ran >= STEADY_SECONDS else child.quick_deaths + 1
-            delay = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** max(0, child.quick_deaths - 1))
-            child.restart_at = now + delay
-            self.say(
-                f"{child.name} (pid {process.pid}) exited with status {process.returncode} "
-                f"after {ran:.1f} s; restarting in {delay:g} s (log: {child.log})"
-            )
-            return False
-        if now < child.restart_at:
-            return False
-        child.start(self.env)
-        self.say(f"{child.name} restarted (pid {child.pid})")
-        return True
-
-    def run(self) -> int:
-        plan = self.plan
-        if not self.setup():
-            return EXIT_OK
-        for child in plan.children:
-            child.start(self.env)
-            self.say(f"started {child.name} (pid {child.pid}, log {child.log})")
-        deadline = time.monotonic() + READY_SECONDS
-        announced = False
-        while not self.stopping:
-            changed = any([self.watch(child) for child in plan.children])
-            if not announced:
-                # In start order, each checked once the ones before answer: the proxy is
-                # asked only when the ASGI processes behind it are up.
-                waiting: list[str] = []
-                for child in plan.children:
-                    if waiting or not child.check_ready():
-                        waiting.append(child.name)
-                if not waiting:
-                    self.state_write()
-                    print(
-                        f"cluster ready: proxy={plan.proxy_url} asgi={','.join(plan.asgi_urls)}",
-                        flush=True,
-                    )
-                    announced = True
-                elif time.monotonic() > deadline:
-                    self.say(
-                        f"not ready after {READY_SECONDS:g} s: {', '.join(waiting)} "
-                        f"(see {plan.directory / 'logs'})"
-                    )
-                    return EXIT_FAILED
-            elif changed:
-                self.state_write()
-            time.sleep(POLL_SECONDS)
-        return EXIT_OK
-
-    def stop(self) -> None:
-        """Stop every child: the proxy first, then ASGI, beat, and the worker last."""
-        plan = self.plan
-        ordered = sorted(
-            plan.children,
-            key=lambda c: next(i for i, p in enumerate(STOP_ORDER) if c.name.startswith(p)),
-        )
-        for child in ordered:
-            if child.process is None:
-                continue
-            code = child.stop()
-            self.say(f"stopped {child.name} (pid {child.pid}, status {code})")
-        plan.proxy_socket.close()
-        (plan.directory / "cluster.json").unlink(missing_ok=True)
-
-
-# --- Entry points --------------------------------------------------------------------------
-
-
-def _pid_file(directory: Path) -> Path:
-    return directory / "cluster.pid"
-
-
-def _running_pid(directory: Path) -> int | None:
-    """The pid of the supervisor running in ``directory``, if one is."""
-    try:
-        pid = int(_pid_file(directory).read_text().strip())
-    except (OSError, ValueError):
-        return None
-    if pid == os.getpid() or not process_alive(pid):
-        return None
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return pid  # no /proc: trust the file
-    return pid if b"sl5r.cluster" in command else None
+    return True
 
 
 def start(args: argparse.Namespace) -> int:
     directory = Path(args.dir).resolve()
     (directory / "logs").mkdir(parents=True, exist_ok=True)
 
-    def line(text: str) -> None:
+    def say(text: str) -> None:
         print(f"cluster: {text}", flush=True)
 
-    running = _running_pid(directory)
-    if running is not None:
-        line(
-            f"a cluster is already running in {directory} (pid {running}); "
+    if supervisor_running(directory):
+        say(
+            f"a cluster is already running in {directory}; "
             f"stop it with: python -m sl5r.cluster stop --dir {args.dir}"
         )
         return EXIT_CONFIG
-    _pid_file(directory).write_text(f"{os.getpid()}\n")
-    supervisor: Supervisor | None = None
+    signal.signal(signal.SIGTERM, _stop_setup)
     try:
+        supervisord = executable("supervisord", "make install (requirements.txt)")
+        executable("haproxy", "apt-get install haproxy (make cluster does, as root)")
         secret_key = os.environ.get("SECRET_KEY", "").strip() or secret_key_keep(directory)
         env = cluster_environment(os.environ, secret_key=secret_key)
-        plan = plan_make(
-            directory=directory,
-            port=args.port,
-            asgi_ports=args.asgi_ports,
-            concurrency=args.concurrency,
-            demo=not args.no_demo,
+        port = args.port or port_free()
+        asgi_ports = [p or port_free() for p in args.asgi_ports]
+        env = process_environment(
+            env, directory=directory, port=port, asgi_ports=asgi_ports, concurrency=args.concurrency
         )
-        supervisor = Supervisor(plan, env)
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, supervisor.on_signal)
-        services_ensure(env, directory, line)
-        code = supervisor.run()
+        services_ensure(env, directory, say)
+        manage(env, directory, "migrate", "--noinput")
+        manage(env, directory, "collectstatic", "--noinput")
+        manage(env, directory, "loadmap")
+        if not args.no_demo:
+            manage(env, directory, "loaddemo", "--base-url", f"http://{HOST}:{port}", show=True)
     except ClusterError as error:
         print(f"cluster: {error}", file=sys.stderr, flush=True)
-        code = EXIT_CONFIG
-    finally:
-        if supervisor is not None:
-            supervisor.stop()
-        _pid_file(directory).unlink(missing_ok=True)
-    if code == EXIT_OK:
-        line("stopped")
-    return code
+        return EXIT_CONFIG
+    except (KeyboardInterrupt, _Stopped):
+        say("stopped during the set-up")
+        return EXIT_OK
+    (directory / "cluster.json").unlink(missing_ok=True)
+    say(
+        f"starting supervisord -c {SUPERVISORD_CONF.relative_to(BASE_DIR)} (its log: "
+        f"{directory / 'logs' / 'supervisord.log'}); Ctrl-C stops the cluster"
+    )
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sys.stdout.flush()
+    os.execve(supervisord, [supervisord, "-c", str(SUPERVISORD_CONF)], env)
+
+
+# --- After: the ready line ------------------------------------------------------------------
+
+
+def _healthz(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=5) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _worker_answers(node: str) -> bool:
+    """The worker named ``node`` answers a Celery ping on the broker."""
+    from sl5r.celery import app
+
+    try:
+        return bool(app.control.ping(destination=[node], timeout=1.0))
+    except Exception:  # the broker not answering yet is "not yet"
+        return False
+
+
+def ready(args: argparse.Namespace) -> int:
+    """Run by supervisord: wait until every part answers, then say so once."""
+    directory = Path(args.dir).resolve()
+    env = os.environ
+    balancer = f"http://{env['SL5R_BALANCER_BIND']}"
+    asgi = [f"http://{env['SL5R_ASGI_1']}", f"http://{env['SL5R_ASGI_2']}"]
+    node = f"sl5r-{env['SL5R_CLUSTER_NAME']}@{socket.gethostname()}"
+    rpc = supervisor(directory)
+    checks: list[tuple[str, Callable[[], bool]]] = [
+        *((f"asgi-{n}", lambda url=url: _healthz(url)) for n, url in enumerate(asgi, 1)),
+        ("balancer", lambda: _healthz(balancer)),
+        ("worker", lambda: _worker_answers(node)),
+    ]
+    deadline = time.monotonic() + READY_SECONDS
+    waiting = [name for name, _ in checks]
+    while waiting:
+        waiting = [name for name, answers in checks if name in waiting and not answers()]
+        if waiting and time.monotonic() > deadline:
+            print(
+                f"cluster: not ready after {READY_SECONDS:g} s: {', '.join(waiting)} "
+                f"(see {directory / 'logs'}); stopping",
+                flush=True,
+            )
+            rpc.shutdown()
+            return EXIT_FAILED
+        if waiting:
+            time.sleep(POLL_SECONDS)
+    pids = {info["name"]: info["pid"] for info in rpc.getAllProcessInfo()}
+    state = {
+        "balancer": balancer,
+        "asgi": asgi,
+        "database_url": env["DATABASE_URL"],
+        "redis_url": env["REDIS_URL"],
+        "pids": {name: pids.get(name) for name in PROGRAMS},
+        "logs": {name: str(directory / "logs" / f"{name}.log") for name in PROGRAMS},
+        "supervisord": os.getppid(),
+    }
+    path = directory / "cluster.json"
+    temporary = path.with_suffix(".json.tmp")
+    # It may hold the database password: readable by its owner only.
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        json.dump(state, out, indent=2)
+        out.write("\n")
+    os.replace(temporary, path)
+    print(f"cluster ready: balancer={balancer} asgi={','.join(asgi)}", flush=True)
+    return EXIT_OK
 
 
 def stop(args: argparse.Namespace) -> int:
-    """Signal the supervisor running in ``--dir`` and wait for it to exit."""
+    """``supervisorctl shutdown`` for the cluster in ``--dir``, waiting until it has exited."""
     directory = Path(args.dir).resolve()
-    pid = _running_pid(directory)
-    if pid is None:
+    try:
+        pid = int((directory / "supervisord.pid").read_text().strip())
+        supervisor(directory).shutdown()
+    except (OSError, ValueError, xmlrpc.client.Error):
         print(f"cluster: no cluster is running in {directory}", file=sys.stderr)
         return EXIT_FAILED
-    os.kill(pid, signal.SIGTERM)
     end = time.monotonic() + args.timeout
     while process_alive(pid):
         if time.monotonic() > end:
             print(f"cluster: pid {pid} still running after {args.timeout:g} s", file=sys.stderr)
             return EXIT_FAILED
-        time.sleep(POLL_SECONDS)
+        time.sleep(0.2)
     print(f"cluster: stopped (pid {pid})")
     return EXIT_OK
 
 
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie (exited, not yet reaped) is not running; /proc says so.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["stop"]:
+    if argv[:1] in (["stop"], ["ready"]):
         parser = argparse.ArgumentParser(
-            prog="python -m sl5r.cluster stop", description="Stop a running cluster."
+            prog=f"python -m sl5r.cluster {argv[0]}",
+            description="Stop a running cluster."
+            if argv[0] == "stop"
+            else "Wait until the cluster answers and say so (run by supervisord).",
         )
         parser.add_argument(
             "--dir", default=DEFAULT_DIR, help=f"its folder (default {DEFAULT_DIR})"
@@ -820,24 +581,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.add_argument(
             "--timeout", type=float, default=120.0, help="seconds to wait (default 120)"
         )
-        return stop(parser.parse_args(argv[1:]))
+        sub = parser.parse_args(argv[1:])
+        return stop(sub) if argv[0] == "stop" else ready(sub)
     parser = argparse.ArgumentParser(
         prog="python -m sl5r.cluster",
-        description="Run the production shape on this machine: PostgreSQL, Redis, two ASGI "
-        "processes behind a proxy, a Celery worker and beat. `stop` stops it.",
+        description="Run the production shape on this machine: PostgreSQL, Redis, HAProxy "
+        "in front of two ASGI processes, a Celery worker and one beat, kept by supervisord. "
+        "`stop` stops it.",
     )
     parser.add_argument(
         "--dir", default=DEFAULT_DIR, help=f"state, logs and secret key (default {DEFAULT_DIR})"
     )
     parser.add_argument(
-        "--port", type=int, default=8000, help="the proxy's port; 0 picks a free one (default 8000)"
+        "--port",
+        type=int,
+        default=8000,
+        help="the balancer's port; 0 picks a free one (default 8000)",
     )
     parser.add_argument(
         "--asgi-ports",
         type=ports_parse,
         default=[8001, 8002],
         metavar="A,B",
-        help="the ASGI processes' ports; 0 picks a free one (default 8001,8002)",
+        help="the two ASGI processes' ports; 0 picks a free one (default 8001,8002)",
     )
     parser.add_argument("--no-demo", action="store_true", help="do not load the demo tournament")
     parser.add_argument(

@@ -5,6 +5,7 @@ Only ``sl5r.settings`` calls these helpers; apps read ``django.conf.settings`` i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,31 @@ def env_list(environ: Mapping[str, str], name: str, *, default: list[str]) -> li
     if name not in environ:
         return list(default)
     return [item.strip() for item in environ[name].split(",") if item.strip()]
+
+
+# The rate grammar of referees/ratelimit.py's Rate.parse, checked here so that a typo stops
+# the start with its name instead of failing the first request it limits.
+_RATE = re.compile(r"\d+/\d*(s|sec|second|m|min|minute|h|hour)")
+OFF_WORDS = frozenset({"off", "none"})
+
+
+def env_rates(environ: Mapping[str, str], name: str) -> dict[str, str | None]:
+    """``"joins=20/min,orders=off"`` as ``{"joins": "20/min", "orders": None}``."""
+    rates: dict[str, str | None] = {}
+    for item in env_list(environ, name, default=[]):
+        scope, equals, rate = (part.strip() for part in item.partition("="))
+        if not equals or not scope:
+            raise ImproperlyConfigured(f"{name}: expected scope=rate (joins=20/min), got {item!r}")
+        if rate.lower() in OFF_WORDS:
+            rates[scope] = None
+        elif _RATE.fullmatch(rate.replace(" ", "").lower()):
+            rates[scope] = rate
+        else:
+            raise ImproperlyConfigured(
+                f'{name}: rate {rate!r} for {scope}: write it as "30/min", "5/10s", '
+                f'"100/hour" or "off"'
+            )
+    return rates
 
 
 def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:

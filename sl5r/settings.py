@@ -25,6 +25,7 @@ from sl5r.env import (
     env_bool,
     env_int,
     env_list,
+    env_rates,
     env_seconds,
     parse_database_url,
     sqlite_database,
@@ -139,10 +140,30 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# HTTP requests run on a fixed pool of threads (sl5r/threaded_http.py), so connections are
-# kept for the life of the process and checked before each request's first query (a
-# database that restarted is reconnected to instead of failing the request).
-DATABASES["default"]["CONN_MAX_AGE"] = None
+# What serves HTTP (sl5r/asgi.py): "threads", Django's WSGI handler on a fixed pool of
+# long-lived threads (sl5r/threaded_http.py), or "django", Django's own ASGI handler, which
+# runs each request in a thread of its own. Threads on both databases: under bursts of 48
+# orders the stock handler took ×1.5-2 as long at the median and ×1.15-2.4 at p99
+# (benchmarks/README.md, "Stock ASGI handler vs kept threads").
+SL5R_HTTP_CHOICES = ("threads", "django")
+SL5R_HTTP = _env.get("SL5R_HTTP", "").strip().lower() or "threads"
+if SL5R_HTTP not in SL5R_HTTP_CHOICES:
+    raise ImproperlyConfigured(
+        f"SL5R_HTTP: expected one of {', '.join(SL5R_HTTP_CHOICES)}, got {SL5R_HTTP!r}"
+    )
+if SL5R_HTTP == "threads":
+    # The threads live as long as the process, so connections are kept for its life.
+    DATABASES["default"]["CONN_MAX_AGE"] = None
+else:
+    # A thread made per request cannot keep a connection (Django's ASGI handler wants
+    # CONN_MAX_AGE 0); on PostgreSQL each request borrows one from psycopg's pool instead,
+    # 4 kept open, up to 16 in a burst. A request waits at most 5 s for one, so that a
+    # database refusing connections gets its 503 after 5 s (threads: at once), not 30.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["OPTIONS"]["pool"] = {"min_size": 4, "max_size": 16, "timeout": 5}
+# Connections are checked before each request's first query, or when taken from the pool
+# (a database that restarted is reconnected to instead of failing the request).
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # One thread for SQLite, whose writers queue anyway; a few for PostgreSQL, so that one
 # request's round trips to the database do not hold up the others.
@@ -187,6 +208,26 @@ if REDIS_URL:
 else:
     # One process only: the embedded setup runs a single Daphne.
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# The cache holds the rate limits' counts (referees/ratelimit.py). With Redis every ASGI
+# process counts into the same keys, so two processes allow the limit once, not twice.
+# Short timeouts: a Redis that hangs must not hold up an order (the limiter lets requests
+# through while its cache does not answer).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "sl5r",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Limits per scope (referees/ratelimit.py), e.g. "joins=20/min,orders=30/min,sign_ins=10/min";
+# a scope not named keeps its default, "joins=off" switches one off.
+SL5R_RATE_LIMITS = env_rates(_env, "SL5R_RATE_LIMITS")
 
 # Celery reads the CELERY_* names (sl5r/celery.py). Without Redis nothing is sent to a
 # worker: the in-process clock calls the services directly, so the in-memory transport is
@@ -372,6 +413,15 @@ elif not DEBUG:
     # claim HTTPS.
     if env_bool(_env, "SECURE_PROXY_SSL_HEADER", default=False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- Behind a load balancer -------------------------------------------------------------
+
+# The addresses (or networks, "10.0.0.0/24") of the load balancers in front of the ASGI
+# processes. A request from one of them is taken to come from the client its
+# X-Forwarded-For names (sl5r/asgi.py, uvicorn's ProxyHeadersMiddleware), so rate limits
+# count per real client; from anyone else the header is ignored, so a client cannot pick
+# its own address. Empty (the default): no proxy is trusted, as for `make run` and a venue.
+SL5R_TRUSTED_PROXIES = env_list(_env, "SL5R_TRUSTED_PROXIES", default=[])
 
 # --- Logging -----------------------------------------------------------------------------
 

@@ -21,6 +21,10 @@ wants to hand it work without waiting.
 Each request's arrival, before it waits for a worker, is kept in its environ: under a burst
 the wait for a thread is most of a request's time, and R4 judges an order late by when it
 reached the server, not by when a thread got to it (``request_received_at``).
+
+With ``SL5R_HTTP=django`` Django's own ASGI handler serves HTTP instead, wrapped in
+``ArrivalStamped``, which gives it the same guarantees: the arrival in the scope, the order
+counted as waiting until it is answered, and ``server_loop`` in the request's threads.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from datetime import datetime
 from tempfile import SpooledTemporaryFile
 from typing import IO, TYPE_CHECKING, Any
@@ -51,6 +56,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # A response up to this size is collected in the worker and sent from the loop in one go;
 # a larger one (a static file) is streamed from the worker chunk by chunk.
@@ -60,24 +66,33 @@ BUFFERED_RESPONSE_BYTES = 256 * 1024
 BODY_IN_MEMORY_BYTES = 1024 * 1024
 # The environ key of the moment the whole request had reached this process (an aware UTC
 # datetime). A dotted name, as PEP 3333 asks of server extensions: no header can set it.
+# ArrivalStamped puts it under the same key in the ASGI scope.
 RECEIVED_AT = "sl5r.received_at"
 
 _local = threading.local()
+# The loop of the server an ArrivalStamped request runs for; asgiref copies the context into
+# the threads Django's ASGI handler runs the request's synchronous code in.
+_request_loop: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar(
+    "sl5r_request_loop", default=None
+)
 
 
 def request_received_at(request: HttpRequest) -> datetime:
     """When ``request`` reached the server, before it waited for a thread.
 
-    Requests that did not come through the pool (Django's test client, another server)
-    have no stamp: for them it is now.
+    The pool stamps the environ (``request.META``); ``ArrivalStamped`` stamps the ASGI
+    scope, which Django's ``ASGIRequest`` keeps. Requests that came through neither
+    (Django's test client, another server) have no stamp: for them it is now.
     """
     received = request.META.get(RECEIVED_AT)
+    if received is None:
+        received = (getattr(request, "scope", None) or {}).get(RECEIVED_AT)
     return received if isinstance(received, datetime) else timezone.now()
 
 
 def server_loop() -> asyncio.AbstractEventLoop | None:
-    """The event loop of the server this thread works for; None outside a worker."""
-    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None)
+    """The event loop of the server this thread works for; None outside a request."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_local, "loop", None) or _request_loop.get()
     return loop if loop is not None and loop.is_running() else None
 
 
@@ -298,3 +313,46 @@ def wsgi_environ(scope: Scope, body: IO[bytes]) -> dict[str, Any]:
             value = f"{environ[key]}{'; ' if key == 'HTTP_COOKIE' else ','}{value}"
         environ[key] = value
     return environ
+
+
+class ArrivalStamped:
+    """An ASGI application for ``http`` scopes (Django's ASGI handler) with the guarantees
+    of ``ThreadedWsgiHttp``: each request's arrival in its scope under ``RECEIVED_AT``, a
+    possible order counted as waiting (``sl5r.waiting_orders``) from then until it is
+    answered, and ``server_loop`` set for the code it runs in threads."""
+
+    def __init__(self, application: AsgiApp) -> None:
+        self.application = application
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"ArrivalStamped serves http scopes, not {scope['type']!r}")
+        # A copy: the scope is the server's, and the stamp is this request's. The handler
+        # builds its request from this dict once it has read the body, so the stamp made
+        # at the body's last part is in it.
+        scope = dict(scope)
+        tournament_id = order_tournament(scope["method"], scope["path"])
+        tokens: list[tuple[int, int]] = []
+
+        async def stamping_receive() -> Message:
+            message = await receive()
+            if (
+                message["type"] == "http.request"
+                and not message.get("more_body", False)
+                and RECEIVED_AT not in scope
+            ):
+                # As in the pool: once the whole body is in, so that a client dribbling
+                # its body past a deadline cannot claim the moment it began.
+                received_at = timezone.now()
+                scope[RECEIVED_AT] = received_at
+                if tournament_id is not None:
+                    tokens.append(WAITING.add(tournament_id, received_at))
+            return message
+
+        loop_token = _request_loop.set(asyncio.get_running_loop())
+        try:
+            await self.application(scope, stamping_receive, send)
+        finally:
+            _request_loop.reset(loop_token)
+            for token in tokens:
+                WAITING.done(token)

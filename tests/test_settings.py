@@ -30,9 +30,12 @@ CONFIG_VARIABLES = (
     "TIME_ZONE",
     "SL5R_CLOCK",
     "SL5R_ORDER_SETTLE_SECONDS",
+    "SL5R_HTTP",
     "SECURE_SSL_REDIRECT",
     "SECURE_HSTS_SECONDS",
     "SECURE_PROXY_SSL_HEADER",
+    "SL5R_TRUSTED_PROXIES",
+    "SL5R_RATE_LIMITS",
 )
 PRODUCTION_KEY = "k3y-" + "x7Qp9Lm2Vz" * 6
 
@@ -193,6 +196,39 @@ def test_redis_url_switches_channels_and_celery(monkeypatch: pytest.MonkeyPatch)
     assert settings["SL5R_CLOCK"] == "celery"
 
 
+def test_redis_url_puts_the_cache_on_redis_so_every_process_shares_the_rate_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = "redis://127.0.0.1:6379/2"
+    cache = load_settings(monkeypatch, REDIS_URL=url)["CACHES"]["default"]
+
+    assert cache["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert cache["LOCATION"] == url
+    # A Redis that hangs holds an order up for a second at most (the limiter then lets it by).
+    assert cache["OPTIONS"] == {"socket_connect_timeout": 1, "socket_timeout": 1}
+
+
+def test_without_redis_the_cache_is_the_process_own_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cache = load_settings(monkeypatch)["CACHES"]["default"]
+
+    assert cache["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache"
+
+
+def test_no_proxy_is_trusted_unless_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings(monkeypatch)["SL5R_TRUSTED_PROXIES"] == []
+    named = load_settings(monkeypatch, SL5R_TRUSTED_PROXIES="10.0.0.10, 10.0.1.0/24")
+    assert named["SL5R_TRUSTED_PROXIES"] == ["10.0.0.10", "10.0.1.0/24"]
+
+
+def test_rate_limits_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = load_settings(monkeypatch, SL5R_RATE_LIMITS="joins=3/hour, orders=off")
+
+    assert settings["SL5R_RATE_LIMITS"] == {"joins": "3/hour", "orders": None}
+    assert load_settings(monkeypatch)["SL5R_RATE_LIMITS"] == {}
+
+
 def test_the_channel_layer_serves_at_once_after_redis_restarts(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -269,11 +305,14 @@ def test_debug_can_be_forced_on_with_a_secret_key(monkeypatch: pytest.MonkeyPatc
         ({"DEBUG": "0"}, "SECRET_KEY must be set"),
         ({"SL5R_CLOCK": "sundial"}, "SL5R_CLOCK: expected one of inprocess, celery"),
         ({"SL5R_CLOCK": "celery"}, "needs REDIS_URL"),
+        ({"SL5R_HTTP": "gunicorn"}, "SL5R_HTTP: expected one of threads, django, got 'gunicorn'"),
         ({"DATABASE_URL": "mysql://x/y"}, "DATABASE_URL"),
         ({"SL5R_ORDER_SETTLE_SECONDS": "soon"}, "SL5R_ORDER_SETTLE_SECONDS: expected a number"),
         ({"SL5R_ORDER_SETTLE_SECONDS": "-1"}, "SL5R_ORDER_SETTLE_SECONDS: between 0 and 30"),
         ({"SL5R_ORDER_SETTLE_SECONDS": "31"}, "SL5R_ORDER_SETTLE_SECONDS: between 0 and 30"),
         ({"SL5R_ORDER_SETTLE_SECONDS": "nan"}, "SL5R_ORDER_SETTLE_SECONDS: between 0 and 30"),
+        ({"SL5R_RATE_LIMITS": "joins"}, "SL5R_RATE_LIMITS: expected scope=rate"),
+        ({"SL5R_RATE_LIMITS": "joins=3/fortnight"}, "rate '3/fortnight' for joins"),
     ],
 )
 def test_bad_configuration_is_refused(
@@ -282,6 +321,45 @@ def test_bad_configuration_is_refused(
     """A configuration that cannot work stops the start with a clear message."""
     with pytest.raises(ImproperlyConfigured, match=problem):
         load_settings(monkeypatch, **env)
+
+
+@pytest.mark.parametrize("database_url", ["", "postgres://root@127.0.0.1:5432/test"])
+def test_http_is_served_on_threads_that_keep_their_connections_by_default(
+    monkeypatch: pytest.MonkeyPatch, database_url: str
+) -> None:
+    """On both databases the pool of threads measured faster than Django's ASGI handler
+    (benchmarks/README.md): it is the default, and its threads keep their connections."""
+    settings = load_settings(monkeypatch, DATABASE_URL=database_url)
+
+    database = settings["DATABASES"]["default"]
+    assert settings["SL5R_HTTP"] == "threads"
+    assert (database["CONN_MAX_AGE"], database["CONN_HEALTH_CHECKS"]) == (None, True)
+    assert "pool" not in database["OPTIONS"]
+
+
+def test_djangos_asgi_handler_borrows_postgresql_connections_from_a_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SL5R_HTTP=django: a thread per request cannot keep a connection; on PostgreSQL it
+    takes one from psycopg's pool, checked, and waits a bounded time for it."""
+    settings = load_settings(
+        monkeypatch, SL5R_HTTP=" Django ", DATABASE_URL="postgres://root@127.0.0.1:5432/test"
+    )
+
+    database = settings["DATABASES"]["default"]
+    assert settings["SL5R_HTTP"] == "django"
+    assert (database["CONN_MAX_AGE"], database["CONN_HEALTH_CHECKS"]) == (0, True)
+    assert database["OPTIONS"]["pool"] == {"min_size": 4, "max_size": 16, "timeout": 5}
+
+
+def test_djangos_asgi_handler_on_sqlite_opens_a_connection_per_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = load_settings(monkeypatch, SL5R_HTTP="django")
+
+    database = settings["DATABASES"]["default"]
+    assert database["CONN_MAX_AGE"] == 0
+    assert "pool" not in database["OPTIONS"]
 
 
 @pytest.mark.parametrize(("value", "seconds"), [("0", 0.0), ("0.5", 0.5), ("30", 30.0), (" ", 2.0)])

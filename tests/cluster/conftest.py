@@ -1,4 +1,6 @@
-"""Running ``python -m sl5r.cluster`` as a subprocess, as a user runs ``make cluster``.
+"""Running ``python -m sl5r.cluster`` as a subprocess, as a user runs ``make cluster``: it
+sets up, then becomes supervisord (deploy/supervisord.conf) running HAProxy, two ASGI
+processes, a Celery worker and beat.
 
 The cluster runs on the pytest-django test database (PostgreSQL: these tests run in the
 PostgreSQL pass of ``make test``; the data a test makes is committed, ``transaction=True``)
@@ -23,7 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import redis
 
-from sl5r.cluster import process_alive
+from sl5r.cluster import process_alive, supervisor
 from tests.conftest import shared_test_database_url
 from tests.referees.celery_processes import BASE_DIR, Service
 
@@ -43,6 +45,9 @@ CONFIG_VARIABLES = (
     "SL5R_CLOCK",
     "SECURE_SSL_REDIRECT",
     "SECURE_PROXY_SSL_HEADER",
+    "SL5R_TRUSTED_PROXIES",
+    "SL5R_BALANCER_SOURCE",
+    "SL5R_RATE_LIMITS",
 )
 
 
@@ -97,9 +102,20 @@ class Cluster:
         state: dict[str, Any] = json.loads((self.directory / "cluster.json").read_text())
         return state
 
+    def supervisord_log(self) -> str:
+        """supervisord's own lines: "spawned: 'asgi-1' with pid …", "stopped: …"."""
+        try:
+            return (self.directory / "logs" / "supervisord.log").read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def pid(self, program: str) -> int:
+        """``program``'s pid now, as supervisord reports it (0 while it is not running)."""
+        return int(supervisor(self.directory).getProcessInfo(program)["pid"])
+
     def tails(self) -> str:
-        """The supervisor's output and the end of every child's log, for a failure."""
-        parts = [f"--- supervisor ---\n{self.service.tail()}"]
+        """supervisord's output and the end of every process's log, for a failure."""
+        parts = [f"--- python -m sl5r.cluster ---\n{self.service.tail()}"]
         for log in sorted((self.directory / "logs").glob("*.log")):
             lines = log.read_text(errors="replace").splitlines()[-25:]
             parts.append(f"--- {log.name} ---\n" + "\n".join(lines))
@@ -117,7 +133,7 @@ class Cluster:
         )
 
     def cleanup(self) -> None:
-        """Whatever happened, leave nothing running (the supervisor stops its children)."""
+        """Whatever happened, leave nothing running (supervisord stops its processes)."""
         if self.process.poll() is None:
             self.process.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -159,7 +175,7 @@ def cluster_services(django_db_setup: None, redis_url: str) -> Iterator[tuple[st
 @pytest.fixture(scope="module")
 def cluster_start(
     cluster_services: tuple[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Callable[[], Cluster]]:
+) -> Iterator[Callable[..., Cluster]]:
     """Start a cluster (waiting until it is ready); every one started is cleaned up."""
     from django.conf import settings
 
@@ -170,8 +186,8 @@ def cluster_start(
     env["SECRET_KEY"] = settings.SECRET_KEY
     started: list[Cluster] = []
 
-    def start() -> Cluster:
-        cluster = Cluster(tmp_path_factory.mktemp("cluster"), env)
+    def start(**extra: str) -> Cluster:
+        cluster = Cluster(tmp_path_factory.mktemp("cluster"), {**env, **extra})
         started.append(cluster)
         cluster.wait_ready()
         return cluster

@@ -1,7 +1,8 @@
 """``python -m sl5r.cluster`` (``make cluster``): the production shape, driven from outside.
 
 One cluster serves the whole module (starting one takes a while): two ASGI processes
-behind the proxy, a Celery worker and beat, on the test database and Redis database 12.
+behind HAProxy, a Celery worker and beat, kept by supervisord, on the test database and
+Redis database 12.
 The tests build their tournaments through the services and talk to the cluster over HTTP
 and websockets, as phones and pages do. At the end ``python -m sl5r.cluster stop`` stops it.
 """
@@ -21,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from benchmarks.clients import WebSocket
 from referees.access import judge_key_create
 from referees.models import LogEntry, Player, Tournament
 from referees.services import player_token
 from sl5r.cluster import process_alive
 from strategic_map.models import Turn
 from tests.cluster.conftest import Cluster, port_of, wait_until
+from tests.live_clients import WebSocket
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -116,11 +117,11 @@ async def connect(port: int, path: str) -> tuple[WebSocket, int]:
     return ws, int(hello["version"])
 
 
-def test_an_order_sent_to_one_asgi_process_reaches_sockets_on_the_other_and_the_proxy(
+def test_an_order_sent_to_one_asgi_process_reaches_sockets_on_the_other_and_the_balancer(
     cluster: Cluster, make_running_tournament: Callable[..., Tournament]
 ) -> None:
     """A General's order PUT to ASGI process A is announced, live, to a judge's websocket
-    on process B; and an order PUT through the proxy to sockets opened through it."""
+    on process B; and an order PUT through the balancer to sockets opened through it."""
     # given: a running tournament (long turns: nothing resolves meanwhile), a judge's key
     tournament = make_running_tournament(turn_seconds=600)
     general = Player.objects.filter(tournament=tournament, role="general").order_by("pk")[0]
@@ -128,7 +129,7 @@ def test_an_order_sent_to_one_asgi_process_reaches_sockets_on_the_other_and_the_
     key = judge_key_create(user=tournament.judges.get(), label="cluster test").key
     info = cluster.info()
     port_a, port_b = (port_of(url) for url in info["asgi"])
-    proxy = port_of(info["proxy"])
+    balancer = port_of(info["balancer"])
     path = f"/ws/tournaments/{tournament.pk}/?token={key}"
 
     async def scenario() -> dict[str, Any]:
@@ -136,18 +137,20 @@ def test_an_order_sent_to_one_asgi_process_reaches_sockets_on_the_other_and_the_
         ws_b, seen_b = await connect(port_b, path)
         sent_to_a = await asyncio.to_thread(put_order, port_a, tournament.pk, token, claim=False)
         event_b = await next_event(ws_b, "order")
-        # and: an order through the proxy, watched by two sockets opened through it (the
-        # proxy gives them one ASGI process each)
-        sockets = [await connect(proxy, path) for _ in range(2)]
-        sent_to_proxy = await asyncio.to_thread(put_order, proxy, tournament.pk, token, claim=True)
+        # and: an order through the balancer, watched by two sockets opened through it (the
+        # balancer gives them one ASGI process each)
+        sockets = [await connect(balancer, path) for _ in range(2)]
+        sent_to_balancer = await asyncio.to_thread(
+            put_order, balancer, tournament.pk, token, claim=True
+        )
         events = [await next_event(ws, "order") for ws, _ in sockets]
         for ws in [ws_b, *(ws for ws, _ in sockets)]:
             await ws.close()
         return {
             "sent to A": sent_to_a[0],
-            "sent through the proxy": sent_to_proxy[0],
+            "sent through the balancer": sent_to_balancer[0],
             "B saw a newer version": event_b is not None and event_b > seen_b,
-            "proxy sockets saw newer versions": [
+            "balancer sockets saw newer versions": [
                 event is not None and event > seen
                 for event, (_ws, seen) in zip(events, sockets, strict=True)
             ],
@@ -158,9 +161,9 @@ def test_an_order_sent_to_one_asgi_process_reaches_sockets_on_the_other_and_the_
     # then: both orders stored, and each socket told of them
     assert outcome == {
         "sent to A": 200,
-        "sent through the proxy": 200,
+        "sent through the balancer": 200,
         "B saw a newer version": True,
-        "proxy sockets saw newer versions": [True, True],
+        "balancer sockets saw newer versions": [True, True],
     }, cluster.tails()
     assert LogEntry.objects.filter(tournament=tournament, action="order_given").count() == 2
 
@@ -202,7 +205,7 @@ HELD_PAST_WINDOW = timedelta(seconds=6)
 def test_a_burst_that_outlasts_the_settle_window_is_all_carried_out_by_the_cluster(
     cluster: Cluster, make_running_tournament: Callable[..., Tournament]
 ) -> None:
-    """16 orders sent through the proxy a second before the deadline wait on a locked
+    """16 orders sent through the balancer a second before the deadline wait on a locked
     tournament row (more than the two processes' HTTP threads) until 6 s after it: the
     worker waits for the ones both ASGI processes published as waiting, then resolves the
     turn once, with every one of them carried out; one sent after the deadline is late."""
@@ -211,11 +214,11 @@ def test_a_burst_that_outlasts_the_settle_window_is_all_carried_out_by_the_clust
     # given
     tournament = make_running_tournament(player_count=16, turn_seconds=600)
     *on_time, late = moves_of(tournament)
-    proxy = port_of(cluster.info()["proxy"])
+    balancer = port_of(cluster.info()["balancer"])
 
     # when
     deadline, released_at = asyncio.run(
-        burst(proxy, tournament.pk, on_time, late, held_after=HELD_PAST_WINDOW)
+        burst(balancer, tournament.pk, on_time, late, held_after=HELD_PAST_WINDOW)
     )
     resolved = wait_until(
         lambda: LogEntry.objects.filter(tournament=tournament, action="turn_resolved").exists(),
@@ -241,26 +244,28 @@ def test_a_burst_that_outlasts_the_settle_window_is_all_carried_out_by_the_clust
 
 
 def test_a_killed_asgi_process_is_restarted_and_serves_again(cluster: Cluster) -> None:
-    """SIGKILL one ASGI process: the proxy goes on serving through the other, the supervisor
-    starts it again on its port, and cluster.json shows its new pid."""
+    """SIGKILL one ASGI process: the balancer goes on serving through the other (a request
+    that finds it gone is sent to the other), and supervisord starts it again on its
+    port."""
     # given
     info = cluster.info()
     url = info["asgi"][0]
-    killed = info["pids"]["asgi-1"]
+    killed = cluster.pid("asgi-1")
     assert healthz(url) == 200
 
     # when
     os.kill(killed, signal.SIGKILL)
-    # The supervisor reaps it once all its threads have ended, its port closed with them.
-    assert wait_until(lambda: f"asgi-1 (pid {killed}) exited" in cluster.service.output(), 10)
-    through_proxy = [healthz(info["proxy"]) for _ in range(4)]
+    assert wait_until(
+        lambda: "exited: asgi-1 (terminated by SIGKILL" in cluster.supervisord_log(), 10
+    )
+    through_balancer = [healthz(info["balancer"]) for _ in range(4)]
 
     # then
-    assert through_proxy == [200] * 4, cluster.tails()
+    assert through_balancer == [200] * 4, cluster.tails()
 
     def back() -> bool:
-        pid = cluster.info()["pids"]["asgi-1"]
-        return bool(pid != killed and process_alive(pid) and healthz(url) == 200)
+        pid = cluster.pid("asgi-1")
+        return bool(pid and pid != killed and process_alive(pid) and healthz(url) == 200)
 
     assert wait_until(back, RESTART_SECONDS), cluster.tails()
-    assert "asgi-1 restarted" in cluster.service.output()
+    assert cluster.supervisord_log().count("spawned: 'asgi-1'") == 2

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from sl5r.cluster import cluster_environment, ports_parse, redacted, secret_key_keep
+from sl5r.cluster import (
+    BALANCER_SOURCE,
+    cluster_environment,
+    ports_parse,
+    process_environment,
+    redacted,
+    secret_key_keep,
+)
 from tests.cluster.conftest import CONFIG_VARIABLES
 from tests.referees.celery_processes import BASE_DIR
 
@@ -66,7 +73,13 @@ def test_the_secret_key_is_made_once_and_kept_private(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "problem"),
-    [("8001,x", "'x' is not a port number"), ("70000", "not a port"), ("8001,8001", "twice")],
+    [
+        ("8001,x", "'x' is not a port number"),
+        ("70000,8002", "not a port"),
+        ("8001,8001", "twice"),
+        ("8001", "two ports"),
+        ("8001,8002,8003", "two ports"),
+    ],
 )
 def test_bad_asgi_ports_are_refused(text: str, problem: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError, match=problem):
@@ -94,7 +107,7 @@ def test_a_sqlite_database_is_refused_with_one_line(tmp_path: Path) -> None:
         "cluster: DATABASE_URL: the cluster runs on PostgreSQL (postgres://…), got "
         "sqlite:///db.sqlite3"
     ]
-    assert not (tmp_path / "cluster.pid").exists()
+    assert not (tmp_path / "supervisord.pid").exists()
 
 
 def test_a_database_elsewhere_that_does_not_answer_is_not_started(tmp_path: Path) -> None:
@@ -132,3 +145,40 @@ def test_stop_without_a_running_cluster_says_so(tmp_path: Path) -> None:
 
     assert result.returncode == 1
     assert result.stderr.strip() == f"cluster: no cluster is running in {tmp_path}"
+
+
+def test_the_processes_are_told_their_ports_and_to_trust_only_the_balancer(tmp_path: Path) -> None:
+    """deploy/supervisord.conf and haproxy.cfg read these; HAProxy connects from 127.0.0.2,
+    the one address whose X-Forwarded-For Django believes."""
+    env = process_environment(
+        {"PATH": "/bin"}, directory=tmp_path, port=8000, asgi_ports=[8001, 8002], concurrency=3
+    )
+
+    assert env["SL5R_BALANCER_BIND"] == "127.0.0.1:8000"
+    assert (env["SL5R_ASGI_1"], env["SL5R_ASGI_2"]) == ("127.0.0.1:8001", "127.0.0.1:8002")
+    assert (env["SL5R_ASGI_1_PORT"], env["SL5R_ASGI_2_PORT"]) == ("8001", "8002")
+    assert env["SL5R_BALANCER_SOURCE"] == env["SL5R_TRUSTED_PROXIES"] == BALANCER_SOURCE
+    assert env["SL5R_WORKER_CONCURRENCY"] == "3"
+    assert env["SL5R_CLUSTER_DIR"] == str(tmp_path)
+
+
+def test_trusted_proxies_the_caller_set_are_kept(tmp_path: Path) -> None:
+    env = process_environment(
+        {"SL5R_TRUSTED_PROXIES": "10.0.0.5"},
+        directory=tmp_path,
+        port=8000,
+        asgi_ports=[8001, 8002],
+        concurrency=2,
+    )
+
+    assert env["SL5R_TRUSTED_PROXIES"] == "10.0.0.5"
+
+
+def test_without_haproxy_the_cluster_says_how_to_install_it(tmp_path: Path) -> None:
+    """Checked before anything is set up; exit status 2 and one line."""
+    result = run_cluster("--dir", str(tmp_path), "--port", "0", env={"PATH": str(tmp_path)})
+
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "cluster: haproxy is not installed: apt-get install haproxy (make cluster does, as root)"
+    ]

@@ -1,4 +1,5 @@
-"""Stopping ``python -m sl5r.cluster`` with SIGTERM ends every process it started.
+"""Stopping ``python -m sl5r.cluster`` (supervisord by then) with SIGTERM ends every
+process it started.
 
 A cluster of its own (the one of test_cluster.py is stopped with ``cluster stop`` at the
 end of that module), on the test database and Redis database 12.
@@ -42,16 +43,17 @@ def _pgid(pid: int) -> int | None:
         return None
 
 
-def test_sigterm_stops_every_child_in_order_and_exits_0(
+def test_sigterm_stops_every_process_in_order_and_exits_0(
     cluster_start: Callable[[], Cluster],
 ) -> None:
-    """SIGTERM: the proxy, the ASGI processes, beat and the worker stop in that order, none
-    of their processes is left, cluster.json and the pid file are removed, exit status 0.
-    While it runs, a second supervisor on the same folder is refused."""
+    """SIGTERM: the balancer, the ASGI processes, beat and the worker stop in that order,
+    none of their processes (nor a worker's pool) is left, supervisord's pid file and socket
+    are removed, exit status 0. While it runs, a second cluster on the same folder is
+    refused."""
     # given
     cluster = cluster_start()
     pids = cluster.info()["pids"]
-    assert sorted(pids) == ["asgi-1", "asgi-2", "beat", "proxy", "worker"]
+    assert sorted(pids) == ["asgi-1", "asgi-2", "balancer", "beat", "worker"]
     assert all(process_alive(pid) for pid in pids.values())
     second = subprocess.run(
         [sys.executable, "-m", "sl5r.cluster", "--no-demo", "--dir", str(cluster.directory)],
@@ -71,9 +73,16 @@ def test_sigterm_stops_every_child_in_order_and_exits_0(
     assert "already running" in second.stdout
     assert code == 0, cluster.tails()
     assert [name for name, pid in pids.items() if group_alive(pid)] == []
-    assert not (cluster.directory / "cluster.json").exists()
-    assert not (cluster.directory / "cluster.pid").exists()
-    output = cluster.service.output()
-    lines = output.splitlines()
-    stopped = [line.split()[2] for line in lines if line.startswith("cluster: stopped ")]
-    assert stopped == ["proxy", "asgi-1", "asgi-2", "beat", "worker"], output
+    assert not (cluster.directory / "supervisord.pid").exists()
+    assert not (cluster.directory / "supervisor.sock").exists()
+    output = cluster.supervisord_log()
+    # supervisord's lines: "... INFO stopped: asgi-1 (exit status 0)"
+    stopped = [
+        line.split("stopped: ", 1)[1].split()[0]
+        for line in output.splitlines()
+        if "stopped: " in line
+    ]
+    # The two ASGI processes share a priority: they stop together, in either order.
+    assert stopped[:1] == ["balancer"], output
+    assert sorted(stopped[1:3]) == ["asgi-1", "asgi-2"], output
+    assert stopped[3:] == ["beat", "worker"], output

@@ -39,7 +39,8 @@ class Service:
     def __init__(self, name: str, argv: list[str], env: dict[str, str], log: Path) -> None:
         self.name = name
         self.log = log
-        self._out = log.open("wb")
+        # Appended to: supervisord (tests/cluster) reopens its standard output by name.
+        self._out = log.open("ab")
         self.process = subprocess.Popen(
             argv,
             cwd=BASE_DIR,
