@@ -4,8 +4,17 @@ A measurement, not a test: prints the latencies and the verdicts against the tar
 order stored; p99 under 250 ms) and exits 0.
 
     .venv/bin/python benchmarks/order_burst.py                 # SQLite in a temporary file
-    .venv/bin/python benchmarks/order_burst.py --postgres URL  # e.g. postgres://postgres@127.0.0.1:5432/test
+    .venv/bin/python benchmarks/order_burst.py --postgres URL  # e.g. postgres://postgres@127.0.0.1:5432/postgres
     .venv/bin/python benchmarks/order_burst.py --bursts 20     # more bursts (at most 25)
+    .venv/bin/python benchmarks/order_burst.py --modes threads,django,uvicorn --repeat 1
+
+Each mode is a way of serving HTTP, measured in the same run on the same data, the server
+started afresh for each (``MODES``): ``threads`` and ``django`` are ``manage.py serve``
+(Daphne) with ``SL5R_HTTP`` set so; ``uvicorn`` is uvicorn with Django's ASGI handler
+(``SL5R_HTTP=django``). With ``--repeat 2`` (the default) the modes run forwards then
+backwards (threads, django, django, threads), so that a machine getting busier or a
+database growing favours neither; each mode's figures are over all its runs, and the last
+table gives each mode's against the first's.
 
 The database is a fresh one made for the run (a temporary SQLite file, or a scratch
 database created beside URL's and dropped afterwards). R1 allows at most four Generals per
@@ -20,8 +29,8 @@ is 48 ``GET /healthz`` on the same connections. The bursts alternate (orders, he
 orders, ...), after one warm-up burst of each that is not counted. Last, the same requests
 are sent one at a time on one connection: each one's time with nothing queued before it.
 
-The order rate limit (``SL5R_RATE_LIMITS``, 30 a minute per player by default) is read from
-the settings only and kept in the server's own cache, so the run stays under it: one
+The order rate limit (``SL5R_RATE_LIMITS``, 30 a minute per player by default) is counted in
+the server's cache (its own memory: the run sets no ``REDIS_URL``), so the run stays under it: one
 warm-up order, at most 25 counted ones and one sent alone per player.
 """
 
@@ -55,6 +64,13 @@ GENERALS_PER_CLAN = 3  # three_variant="three_generals", 24 players
 TOURNAMENTS = 2
 TURN_SECONDS = 15 * 60
 MAX_BURSTS = 25  # + a warm-up and a lone order per player: under the default 30 a minute
+# mode: (server, SL5R_HTTP). Each server process has its own rate-limit counts (the cache is
+# in memory without REDIS_URL), so every run may send up to MAX_BURSTS + 2 orders a player.
+MODES = {
+    "threads": ("daphne", "threads"),
+    "django": ("daphne", "django"),
+    "uvicorn": ("uvicorn", "django"),
+}
 TARGET_P99_MS = 250.0
 PAUSE_SECONDS = 0.5  # between bursts, so one does not run into the next
 HOST = "127.0.0.1"
@@ -110,6 +126,8 @@ class Series:
 
 def configure(postgres: str | None, workdir: Path) -> tuple[str, str | None]:
     """Point DATABASE_URL at a scratch database; its description and the one to drop."""
+    # This process only builds and checks; plain connections, whatever the servers use.
+    os.environ["SL5R_HTTP"] = "threads"
     if postgres:
         parts = urlsplit(postgres)
         scratch = f"sl5r_bench_burst_{os.getpid()}"
@@ -282,13 +300,19 @@ def get(port: int, path: str, timeout: float = 2.0) -> int:
         conn.close()
 
 
-def serve(port: int, log: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "manage.py", "serve", "--host", HOST, "--port", str(port)]
+def serve(port: int, log: Path, mode: str) -> subprocess.Popen[bytes]:
+    server, handler = MODES[mode]
+    if server == "daphne":
+        command = [sys.executable, "manage.py", "serve", "--host", HOST, "--port", str(port)]
+        command.append("--no-clock")
+    else:  # no clock either: uvicorn runs only the ASGI application
+        command = [sys.executable, "-m", "uvicorn", "sl5r.asgi:application"]
+        command += ["--host", HOST, "--port", str(port), "--no-access-log", "--lifespan", "off"]
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [*command, "--no-clock"],
+            command,
             cwd=ROOT,
-            env=os.environ.copy(),
+            env={**os.environ, "SL5R_HTTP": handler},
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -401,8 +425,14 @@ def one_at_a_time(
     return samples
 
 
-def run(generals: list[General], port: int, bursts: int) -> dict[str, Any]:
+def run(generals: list[General], port: int, bursts: int, first: int) -> dict[str, Any]:
+    """The bursts against the server on ``port``; ``first`` numbers its first round.
+
+    Rounds are numbered across the runs of a session, so that each round moves every army
+    somewhere else than the round before (``General.target``), whatever run that was.
+    """
     count = len(generals)
+    base_rows, _ = stored_check(generals, first)
     connections = [http.client.HTTPConnection(HOST, port, timeout=60) for _ in generals]
     try:
         for conn in connections:
@@ -412,36 +442,37 @@ def run(generals: list[General], port: int, bursts: int) -> dict[str, Any]:
         problems: list[str] = []
         stored: list[tuple[int, int, int]] = []  # rows, expected rows, armies up to date
         warmup: dict[str, float] = {}
-        for n in range(bursts + 1):  # n == 0: the warm-up
+        for i in range(bursts + 1):  # i == 0: the warm-up
+            n = first + i
             samples = burst(connections, order_requests(generals, n))
             trouble = order_problems(generals, n, samples)
             rows, matching = stored_check(generals, n)
-            if n == 0:
+            if i == 0:
                 warmup["orders"] = max(s.ms for s in samples)
             else:
                 orders.add(samples)
-            problems += [f"orders burst {n or 'warm-up'}: {p}" for p in trouble]
-            stored.append((rows, count * (n + 1), matching))
+            problems += [f"orders burst {i or 'warm-up'}: {p}" for p in trouble]
+            stored.append((rows - base_rows, count * (i + 1), matching))
             time.sleep(PAUSE_SECONDS)
             samples = burst(connections, healthz)
             problems += [
-                f"healthz burst {n or 'warm-up'}: {s.status} {s.body[:200]!r}"
+                f"healthz burst {i or 'warm-up'}: {s.status} {s.body[:200]!r}"
                 for s in samples
                 if s.status != 200
             ]
-            if n == 0:
+            if i == 0:
                 warmup["healthz"] = max(s.ms for s in samples)
             else:
                 checks.add(samples)
             time.sleep(PAUSE_SECONDS)
         # One more order per General and 48 healthz, one at a time, for the unqueued time.
-        n = bursts + 1
+        n = first + bursts + 1
         serial_orders = one_at_a_time(connections[0], order_requests(generals, n))
         problems += [
             f"orders one at a time: {p}" for p in order_problems(generals, n, serial_orders)
         ]
         rows, matching = stored_check(generals, n)
-        stored.append((rows, count * (n + 1), matching))
+        stored.append((rows - base_rows, count * (bursts + 2), matching))
         serial_checks = one_at_a_time(connections[0], healthz)
         problems += [f"healthz one at a time: {s.status}" for s in serial_checks if s.status != 200]
     finally:
@@ -460,6 +491,26 @@ def run(generals: list[General], port: int, bursts: int) -> dict[str, Any]:
 # --- Report ----------------------------------------------------------------------------------
 
 
+@dataclass
+class Run:
+    """One server process of one mode, and what its bursts measured."""
+
+    mode: str
+    result: dict[str, Any]
+    load: str  # the load average when the server was started
+    start: float  # s until it answered /healthz
+
+    @property
+    def ok(self) -> bool:
+        count = len(self.result["serial"]["orders"])
+        stored = self.result["stored"]
+        return (
+            all(r == e for r, e, _ in stored)
+            and all(m == count for _, _, m in stored)
+            and not self.result["problems"]
+        )
+
+
 def percentile(ordered: list[float], p: float) -> float:
     """Nearest rank: the smallest value with at least p % of the samples at or below it."""
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
@@ -469,33 +520,36 @@ def fmt(ms: float) -> str:
     return f"{ms:.1f} ms" if ms < 1000 else f"{ms / 1000:.2f} s"
 
 
-def machine() -> str:
+def load_average() -> str:
     try:
-        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        return ", ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
-        load = "?"
+        return "?"
+
+
+def machine() -> str:
     return (
         f"{platform.system()} {platform.machine()}, nproc {os.cpu_count()}, "
         f"Python {platform.python_version()} ({platform.python_implementation()}); "
-        f"load average {load}"
+        f"load average {load_average()}"
     )
 
 
-def report(
-    where: str, generals: list[General], result: dict[str, Any], timings: dict[str, float]
+def mode_label(mode: str) -> str:
+    server, handler = MODES[mode]
+    name = "manage.py serve --no-clock (Daphne)" if server == "daphne" else "uvicorn (h11)"
+    return f"{mode}: {name}, SL5R_HTTP={handler}, one process"
+
+
+def report_header(
+    where: str, host: str, generals: list[General], bursts: int, setup: float
 ) -> None:
     from django.conf import settings
 
     count = len(generals)
-    orders: Series = result["orders"]
-    checks: Series = result["healthz"]
-    bursts = len(orders.walls)
     rate = (getattr(settings, "SL5R_RATE_LIMITS", None) or {}).get("orders", "30/min")
-    print(f"machine: {machine()}")
-    print(
-        f"database: {where}; server: manage.py serve --no-clock (Daphne, one process), "
-        f"DEBUG {'on' if settings.DEBUG else 'off'}"
-    )
+    print(f"machine (at the start): {host}")
+    print(f"database: {where}; DEBUG {'on' if settings.DEBUG else 'off'}")
     print(
         f"players: {TOURNAMENTS} tournaments of 24, {GENERALS_PER_CLAN} Generals per clan "
         f'(three_variant="three_generals"; R1 allows at most 4 per clan): {count} Generals, '
@@ -503,17 +557,25 @@ def report(
     )
     print(
         f"method: {count} threads, each with its own keep-alive connection, released by one "
-        f"threading.Barrier; {bursts} bursts of each kind, alternating orders / healthz, "
-        f"after one warm-up burst of each (not counted); {PAUSE_SECONDS:g} s between bursts; "
-        f"then {count} of each one at a time on one connection"
+        f"threading.Barrier; per server run {bursts} bursts of each kind, alternating orders / "
+        f"healthz, after one warm-up burst of each (not counted); {PAUSE_SECONDS:g} s between "
+        f"bursts; then {count} of each one at a time on one connection"
     )
     print(
-        f"rate limit: orders {rate} per player (settings only); this run sends {bursts + 2} "
-        "per player"
+        f"rate limit: orders {rate} per player (settings only; counted per server process); "
+        f"each run sends {bursts + 2} per player"
     )
+    print(f"set-up (migrate, tournaments through the services) {setup:.1f} s\n")
+
+
+def report_run(number: int, run_: Run, count: int) -> None:
+    result = run_.result
+    orders: Series = result["orders"]
+    checks: Series = result["healthz"]
+    bursts = len(orders.walls)
+    print(f"### run {number}, {mode_label(run_.mode)}")
     print(
-        f"set-up (migrate, tournaments through the services) {timings['setup']:.1f} s; "
-        f"server answered /healthz after {timings['start']:.1f} s; "
+        f"load average at its start {run_.load}; answered /healthz after {run_.start:.1f} s; "
         f"warm-up bursts: orders max {fmt(result['warmup']['orders'])}, "
         f"healthz max {fmt(result['warmup']['healthz'])}\n"
     )
@@ -523,10 +585,7 @@ def report(
     )
     print("|---|---|---|---|---|---|---|---|")
     stats = {}
-    for label, series in (
-        ("`PUT …/orders/mine`", orders),
-        ("`GET /healthz`", checks),
-    ):
+    for label, series in (("`PUT …/orders/mine`", orders), ("`GET /healthz`", checks)):
         ordered = series.latencies()
         row = {p: percentile(ordered, p) for p in (50, 90, 99, 100)}
         stats[series.name] = row
@@ -550,22 +609,17 @@ def report(
     print()
     spread = statistics.median(orders.spreads + checks.spreads) * 1000
     reconnects = sum(s.reconnected for s in orders.samples + checks.samples)
-    wall = statistics.median(orders.walls)
     print(
         f"release: first to last request sent within a burst, median {fmt(spread)}; "
         f"connections reopened: {reconnects}"
     )
-    print(f"orders: {count / wall:.0f} a second through a burst (median wall time)")
-    ratio50 = stats["orders"][50] / stats["healthz"][50]
-    ratio99 = stats["orders"][99] / stats["healthz"][99]
-    print(f"ratio orders / healthz: p50 ×{ratio50:.1f}, p99 ×{ratio99:.1f}")
+    print(f"orders: {count / statistics.median(orders.walls):.0f} a second through a burst")
     stored = result["stored"]
     rows, expected, _ = stored[-1]
-    all_rows = all(r == e for r, e, _ in stored)
     all_current = all(m == count for _, _, m in stored)
     fewest = min(m for _, _, m in stored)
     print(
-        f"stored: {rows} order rows of {expected} expected, {count} a round (the warm-up, "
+        f"stored: {rows} new order rows of {expected} expected, {count} a round (the warm-up, "
         f"{bursts} bursts and the lone round; an order is a new row, the latest counts); "
         + (
             f"after every round each of the {count} armies' counting order was the one just sent"
@@ -579,23 +633,80 @@ def report(
         print(f"  {problem}")
     if len(problems) > 20:
         print(f"  … and {len(problems) - 20} more")
-    print()
-    ok = all_rows and all_current and not problems
-    print(
-        ("PASS" if ok else "MISS")
-        + f"  every order stored: {rows} of {expected} rows, each burst's order counting for "
-        f"{'all' if all_current else 'not all'} {count} armies, "
-        f"{'every response 200' if not problems else f'{len(problems)} bad answers'}"
-    )
     p99 = stats["orders"][99]
     print(
-        ("PASS" if p99 < TARGET_P99_MS else "MISS")
-        + f"  orders p99 under {TARGET_P99_MS:.0f} ms: p99 {fmt(p99)}"
+        ("PASS" if run_.ok else "MISS")
+        + f"  every order stored: {rows} of {expected} rows, "
+        + ("every response 200" if not problems else f"{len(problems)} bad answers")
     )
     print(
-        f"INFO  ratio orders / healthz under the same burst: p50 ×{ratio50:.1f}, "
-        f"p99 ×{ratio99:.1f} (reported; no target set)"
+        ("PASS" if p99 < TARGET_P99_MS else "MISS")
+        + f"  orders p99 under {TARGET_P99_MS:.0f} ms: p99 {fmt(p99)}\n"
     )
+
+
+def mode_figures(runs: list[Run]) -> dict[str, float]:
+    """One mode's figures over all its runs (ms; orders a second)."""
+    count = len(runs[0].result["serial"]["orders"])
+    orders = sorted(ms for r in runs for ms in r.result["orders"].latencies())
+    checks = sorted(ms for r in runs for ms in r.result["healthz"].latencies())
+    walls = [w for r in runs for w in r.result["orders"].walls]
+    alone = sorted(s.ms for r in runs for s in r.result["serial"]["orders"])
+    alone_checks = sorted(s.ms for r in runs for s in r.result["serial"]["healthz"])
+    return {
+        "p50": percentile(orders, 50),
+        "p90": percentile(orders, 90),
+        "p99": percentile(orders, 99),
+        "max": orders[-1],
+        "wall": statistics.median(walls) * 1000,
+        "rate": count / statistics.median(walls),
+        "healthz p50": percentile(checks, 50),
+        "healthz p99": percentile(checks, 99),
+        "alone": percentile(alone, 50),
+        "healthz alone": percentile(alone_checks, 50),
+    }
+
+
+def report_comparison(runs: list[Run]) -> None:
+    modes = list(dict.fromkeys(r.mode for r in runs))
+    figures = {mode: mode_figures([r for r in runs if r.mode == mode]) for mode in modes}
+    print(f"### modes compared: every run of each; a ratio is the mode's over {modes[0]}'s\n")
+    print(
+        "| mode | runs | orders p50 / p90 / p99 / max | burst wall time, median | orders a "
+        "second | `/healthz` p50 / p99 in a burst | order alone, p50 | `/healthz` alone, p50 "
+        "| all stored, all 200 |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for mode in modes:
+        f = figures[mode]
+        of_mode = [r for r in runs if r.mode == mode]
+        print(
+            f"| {mode} | {len(of_mode)} | {fmt(f['p50'])} / {fmt(f['p90'])} / {fmt(f['p99'])} "
+            f"/ {fmt(f['max'])} | {fmt(f['wall'])} | {f['rate']:.0f} "
+            f"| {fmt(f['healthz p50'])} / {fmt(f['healthz p99'])} | {fmt(f['alone'])} "
+            f"| {fmt(f['healthz alone'])} | {'yes' if all(r.ok for r in of_mode) else 'NO'} |"
+        )
+    base = figures[modes[0]]
+    for mode in modes[1:]:
+        f = figures[mode]
+
+        def x(key: str, f: dict[str, float] = f) -> str:
+            return f"×{f[key] / base[key]:.2f}"
+
+        print(
+            f"| {mode} / {modes[0]} | | {x('p50')} / {x('p90')} / {x('p99')} / {x('max')} "
+            f"| {x('wall')} | {x('rate')} | {x('healthz p50')} / {x('healthz p99')} "
+            f"| {x('alone')} | {x('healthz alone')} | |"
+        )
+    print()
+
+
+def mode_order(modes: list[str], repeat: int) -> list[str]:
+    """The modes forwards, backwards, forwards…: threads, django, django, threads."""
+    order: list[str] = []
+    for i in range(repeat):
+        order += modes if i % 2 == 0 else modes[::-1]
+    return order
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -605,34 +716,63 @@ def main(argv: list[str] | None = None) -> int:
         "--bursts",
         type=int,
         default=10,
-        help=f"counted bursts of each kind (default 10, at most {MAX_BURSTS}: the rate limit)",
+        help=f"counted bursts of each kind per run (default 10, at most {MAX_BURSTS})",
+    )
+    parser.add_argument(
+        "--modes",
+        default="threads,django",
+        help=f"comma-separated, from {', '.join(MODES)} (default threads,django)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="runs of each mode, in alternating order (default 2: threads, django, django, "
+        "threads)",
     )
     args = parser.parse_args(argv)
     if not 1 <= args.bursts <= MAX_BURSTS:
         parser.error(f"--bursts: between 1 and {MAX_BURSTS}")
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or any(m not in MODES for m in modes) or len(set(modes)) < len(modes):
+        parser.error(f"--modes: distinct names from {', '.join(MODES)}")
+    if args.repeat < 1:
+        parser.error("--repeat: at least 1")
     workdir = Path(tempfile.mkdtemp(prefix="sl5r-burst-"))
     scratch: str | None = None
     process: subprocess.Popen[bytes] | None = None
+    runs: list[Run] = []
+    host = machine()
     try:
         where, scratch = configure(args.postgres, workdir)
         started = time.perf_counter()
         generals = build()
-        timings = {"setup": time.perf_counter() - started}
-        port = free_port()
-        started = time.perf_counter()
-        process = serve(port, workdir / "server.log")
-        timings["start"] = time.perf_counter() - started
-        result = run(generals, port, args.bursts)
-        stop(process)
-        if process.returncode not in (0, -signal.SIGTERM):
-            print(f"(the server exited with {process.returncode})\n{tail(workdir / 'server.log')}")
+        setup = time.perf_counter() - started
+        first = 0
+        for number, mode in enumerate(mode_order(modes, args.repeat), start=1):
+            load = load_average()
+            port = free_port()
+            log = workdir / f"server-{number}.log"
+            started = time.perf_counter()
+            process = serve(port, log, mode)
+            start = time.perf_counter() - started
+            result = run(generals, port, args.bursts, first)
+            first += args.bursts + 2
+            stop(process)
+            if process.returncode not in (0, -signal.SIGTERM):
+                print(f"(run {number}: the server exited with {process.returncode})\n{tail(log)}")
+            process = None
+            runs.append(Run(mode, result, load, start))
     finally:
         if process is not None:
             stop(process)
         if scratch and args.postgres:
             drop_scratch(args.postgres, scratch)
         shutil.rmtree(workdir, ignore_errors=True)
-    report(where, generals, result, timings)
+    report_header(where, host, generals, args.bursts, setup)
+    for number, run_ in enumerate(runs, start=1):
+        report_run(number, run_, len(generals))
+    report_comparison(runs)
     return 0
 
 

@@ -361,20 +361,27 @@ async def burst(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "http",
+    [{"SL5R_HTTP_THREADS": "1"}, {"SL5R_HTTP": "django"}],
+    ids=["one kept thread", "django's ASGI handler"],
+)
 def test_a_burst_sent_just_before_the_deadline_is_all_carried_out_by_a_real_server(
+    http: dict[str, str],
     serve: Callable[[int], Any],
     server_env: dict[str, str],
     make_running_tournament: Callable[..., Tournament],
     tmp_path: Path,
 ) -> None:
-    """``manage.py serve`` with one HTTP thread: orders sent a second before the deadline
-    queue behind a locked database until after it, and all are stored and carried out;
-    one sent after the deadline is refused. The clock resolves the turn once, after the
-    settle window."""
-    # given: 16 Generals; the server with one HTTP thread and the settle window on
+    """``manage.py serve`` with one HTTP thread, or with Django's own ASGI handler
+    (``SL5R_HTTP=django``; on PostgreSQL psycopg's pool): orders sent a second before the
+    deadline queue behind a locked database until after it, and all are stored with their
+    arrival and carried out; one sent after the deadline is refused. The clock resolves the
+    turn once, after the settle window."""
+    # given: 16 Generals; the server as ``http`` says and the settle window on
     tournament = make_running_tournament(player_count=16, turn_seconds=600)
     *on_time, late = moves_of(tournament)
-    server_env.update(SL5R_ORDER_SETTLE_SECONDS=str(SERVED_SETTLE), SL5R_HTTP_THREADS="1")
+    server_env.update(SL5R_ORDER_SETTLE_SECONDS=str(SERVED_SETTLE), **http)
     port = free_port()
     serve(port)
     log = tmp_path / "serve.log"
