@@ -2,7 +2,9 @@
 
 - ``Site``: one ``manage.py serve`` (Daphne, and the in-process clock unless the clock is
   Celery's) as a subprocess on this test's database, stopped with SIGTERM as a service
-  manager stops it;
+  manager stops it, behind HAProxy with the cluster's configuration
+  (``deploy/haproxy/haproxy.cfg``), which stays up while the server restarts: the phones
+  and pages talk to the balancer, as in production;
 - ``RedisServer``: a ``redis-server`` of the test's own on a free port, without persistence
   (``--save ""``), that the test may kill and start again; never the shared one;
 - ``call``: one HTTP request as a phone sends it (a bearer join token, a JSON body), timed;
@@ -19,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,37 +39,88 @@ import httpx
 import pytest
 import redis
 
+from sl5r.cluster import BALANCER_SOURCE, HAPROXY_CONF
 from strategic_map.models import Order
 from tests.faults.scenario import OrderStep, Progress, turn_progress
 from tests.live_clients import WebSocket, http_client
 from tests.referees.celery_processes import Service
 from tests.referees.test_clock_serve import free_port, wait_until
+from tests.service_checks import require_service
 
 HOST = "127.0.0.1"
 SERVE_READY = "Serving SL5R Referee"
 # live.js: the delays before reopening a closed socket, the last one repeated.
 BACKOFF_SECONDS = (1.0, 2.0, 4.0, 8.0, 15.0)
 REQUEST_TIMEOUT = 30.0
+BALANCER_READY_SECONDS = 30.0
+BALANCER_RETRIES, BALANCER_RETRY_SECONDS = 20, 0.5
 POLL_SECONDS = 0.05
 
 
+class Balancer:
+    """HAProxy with the cluster's configuration in front of one server port.
+
+    Both of the configuration's servers are that one process (a fault test runs one), so
+    a request that finds it gone is retried against it and then answered 503 by HAProxy;
+    its health checks take it out and put it back, as they would one of two.
+    """
+
+    def __init__(self, server_port: int, folder: Path, *, name: str) -> None:
+        require_service("haproxy", None if shutil.which("haproxy") else "haproxy is not installed")
+        self.port = free_port()
+        server = f"{HOST}:{server_port}"
+        env = {
+            **os.environ,
+            "SL5R_BALANCER_BIND": f"{HOST}:{self.port}",
+            "SL5R_ASGI_1": server,
+            "SL5R_ASGI_2": server,
+            "SL5R_BALANCER_SOURCE": BALANCER_SOURCE,
+        }
+        argv = ["haproxy", "-db", "-f", str(HAPROXY_CONF)]
+        self.service = Service(f"{name} balancer", argv, env, folder / f"{name}-balancer.log")
+        if not wait_until(self._serving, BALANCER_READY_SECONDS):
+            pytest.fail(f"HAProxy did not serve:\n{self.service.tail()}", pytrace=False)
+
+    def _serving(self) -> bool:
+        try:
+            return call(self.port, "GET", "/healthz", timeout=5).status == 200
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        self.service.stop()
+
+
 class Site:
-    """``manage.py serve`` on a port of its own; ``start`` again after ``stop`` restarts it."""
+    """``manage.py serve`` on a port of its own behind a ``Balancer`` on ``port``;
+    ``start`` again after ``stop`` restarts the server (the balancer stays up)."""
 
     def __init__(self, env: dict[str, str], folder: Path, *, name: str = "serve") -> None:
-        self.env = env
+        # The client's address is taken from the balancer's X-Forwarded-For, as in the
+        # cluster (sl5r/cluster.py): rate limits count per client.
+        self.env = {**env, "SL5R_TRUSTED_PROXIES": BALANCER_SOURCE}
         self.folder = folder
         self.name = name
-        self.port = free_port()
+        self.server_port = free_port()
         self.runs = 0
         self.service: Service | None = None
+        self.balancer: Balancer | None = None
+
+    @property
+    def port(self) -> int:
+        """Where the phones and pages connect: the balancer."""
+        assert self.balancer is not None, "not started"
+        return self.balancer.port
 
     def start(self) -> Site:
         self.runs += 1
-        argv = [sys.executable, "manage.py", "serve", "--host", HOST, "--port", str(self.port)]
+        argv = [sys.executable, "manage.py", "serve", "--host", HOST]
+        argv += ["--port", str(self.server_port)]
         log = self.folder / f"{self.name}-{self.runs}.log"
         self.service = Service(f"{self.name} (run {self.runs})", argv, self.env, log)
         self.service.wait_for(SERVE_READY)
+        if self.balancer is None:
+            self.balancer = Balancer(self.server_port, self.folder, name=self.name)
         return self
 
     def stop(self) -> int:
@@ -86,6 +141,8 @@ class Site:
     def close(self) -> None:
         if self.service is not None:
             self.service.stop()
+        if self.balancer is not None:
+            self.balancer.close()
 
 
 @dataclass
@@ -337,7 +394,16 @@ class Play:
         path = f"/api/tournaments/{self.tournament_id}/orders/mine"
         body = step.api_body(turn)
         method = "DELETE" if body is None else "PUT"
-        return call(self.port, method, path, token=self.tokens[step.army], body=body)
+        reply = call(self.port, method, path, token=self.tokens[step.army], body=body)
+        # Just after a restart the balancer may not have put the server back in yet (its
+        # next health check, at most half a second later): it answers 503 "unavailable"
+        # and the General sends the order again, as the page tells him to.
+        for _ in range(BALANCER_RETRIES):
+            if reply.status != 503 or b'"unavailable"' not in reply.body:
+                break
+            time.sleep(BALANCER_RETRY_SECONDS)
+            reply = call(self.port, method, path, token=self.tokens[step.army], body=body)
+        return reply
 
     def give(self, turn: int, steps: Sequence[OrderStep]) -> list[Reply]:
         """Send ``steps`` one after the other; each must be acknowledged (2xx)."""
