@@ -78,7 +78,7 @@ restore: install
 
 # The production shape: sl5r/cluster.py sets up, then supervisord (deploy/supervisord.conf)
 # runs HAProxy (deploy/haproxy/haproxy.cfg), two ASGI processes, a Celery worker and one
-# beat. Configured by DATABASE_URL, REDIS_URL, SECRET_KEY... (README.md, "Configuration").
+# beat. Configured by DATABASE_URL, REDIS_URL, SECRET_KEY... (docs/deployment.md, "Configuration").
 cluster: install haproxy
 	$(PY) -m sl5r.cluster --dir $(CLUSTER_DIR) --port $(PORT) $(CLUSTER_ARGS)
 

@@ -15,7 +15,7 @@ What is ours here is only what comes before the processes run, and the ready lin
    balancer, both ASGI processes and the worker answer, writes ``<dir>/cluster.json`` and
    prints ``cluster ready: balancer=… asgi=…``.
 
-Everything is configured by environment variables (README.md, "Configuration"), with
+Everything is configured by environment variables (docs/deployment.md, "Configuration"), with
 ``SL5R_CLOCK=celery`` forced and production defaults: ``DEBUG`` off and a ``SECRET_KEY``
 generated once and kept in ``<dir>/secret_key``; plain HTTP on 127.0.0.1, so
 ``SECURE_SSL_REDIRECT`` defaults to off. HAProxy connects to the ASGI processes from

@@ -2,7 +2,7 @@
 
 The defaults give the embedded setup: one machine, SQLite in WAL mode, an in-memory channel
 layer and the in-process turn clock; nothing else to install. Production is configured with
-environment variables (see README.md, "Configuration"):
+environment variables (see docs/deployment.md, "Configuration"):
 
 - ``DATABASE_URL`` (``postgres://user:password@host:port/db``) switches to PostgreSQL;
 - ``REDIS_URL`` switches the channel layer and the Celery broker/result backend to Redis;

@@ -407,7 +407,8 @@ def _deploy_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 def test_deploy_check_is_clean_with_the_cluster_settings_behind_tls() -> None:
     """The cluster's environment (sl5r/cluster.py) on several machines, TLS ending at the
-    load balancer: `check --deploy` reports nothing (README, "Production deployment")."""
+    load balancer: `check --deploy` reports nothing (docs/deployment.md, "Production
+    deployment")."""
     from sl5r.cluster import cluster_environment
 
     base = {name: value for name, value in os.environ.items() if name not in CONFIG_VARIABLES}

@@ -20,7 +20,7 @@ The faults:
    HTTP; the turn's tick queued in Redis is gone, and beat's sweep resolves the turn.
 2. The server stopped (SIGTERM) before a deadline and started again after it: the first
    sweep resolves the turn with its orders, once, and the next turn gets its full length
-   (README, "The turn clock").
+   (docs/architecture.md, "The turn clock").
 3. The database refusing connections for three seconds across a deadline (``ALLOW_CONNECTIONS
    false`` and the server's connections terminated): every request gets a clear 503, an
    order sent then is not stored, the in-process clock keeps sweeping without resolving
