@@ -210,7 +210,10 @@ class MeOut(Schema):
     tournament: int | None
 
 
-@router.get("/me", response={200: MeOut}, auth=ANYONE, tags=["access"], summary="Who am I")
+# 401: a bearer token or API key that is not (or no longer) valid.
+@router.get(
+    "/me", response={200: MeOut, 401: ErrorOut}, auth=ANYONE, tags=["access"], summary="Who am I"
+)
 def me(request: HttpRequest) -> dict[str, Any]:
     """The caller as the API sees him: a user (judge) and/or a player, or nobody."""
     caller = caller_of(request)

@@ -28,6 +28,7 @@ FORBIDDEN = frozenset(
         "redis",
         "strategic_map",
         "referees",
+        "battles",
     }
 )
 

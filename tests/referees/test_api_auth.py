@@ -307,6 +307,16 @@ def test_openapi_document_lists_the_operations(api: Api, db: None) -> None:
     assert {"BearerAuth", "SessionAuth"} <= set(schemes)
 
 
+def test_the_document_lists_the_401_of_who_am_i(api: Api, game16: Game) -> None:
+    """``/api/me`` answers 401 to a token that is not valid (``/api/csrf`` ignores tokens:
+    it answers anyone); a client generated from the document must know it."""
+    responses = api.get("/openapi.json").json()["paths"]["/api/me"]["get"]["responses"]
+
+    assert "401" in responses
+    assert_error(api.get("/me", token="garbage"), 401, "bad_token")
+    assert api.get("/csrf", token="garbage").status_code == 200
+
+
 def test_interactive_docs_load(api: Api, db: None) -> None:
     response = api.get("/docs")
 
