@@ -144,7 +144,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # long-lived threads (sl5r/threaded_http.py), or "django", Django's own ASGI handler, which
 # runs each request in a thread of its own. Threads on both databases: under bursts of 48
 # orders the stock handler took ×1.5-2 as long at the median and ×1.15-2.4 at p99
-# (benchmarks/README.md, "Stock ASGI handler vs kept threads").
+# (benchmarks/README.md, "Django's ASGI handler beside the kept threads").
 SL5R_HTTP_CHOICES = ("threads", "django")
 SL5R_HTTP = _env.get("SL5R_HTTP", "").strip().lower() or "threads"
 if SL5R_HTTP not in SL5R_HTTP_CHOICES:
