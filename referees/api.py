@@ -89,7 +89,7 @@ from referees.selectors import (
 from referees.services import Actor, OrderInput, TournamentError
 from sl5r.public_url import public_url
 from sl5r.rules.clans import CLANS
-from sl5r.threaded_http import request_received_at
+from sl5r.serving.interface import request_received_at
 from strategic_map.models import Order
 from strategic_map.services import map_import
 

@@ -66,7 +66,7 @@ TEMPORARY_PREFIX = ".sl5r-backup-"
 TEMPORARY_SUFFIX = ".tmp"
 STALE_TEMPORARY_SECONDS = 3600
 """A temporary file this old was left by a crash (a backup takes well under a second)."""
-SQLITE_ENGINE = "sl5r.sqlite"
+SQLITE_ENGINE = "sl5r.serving.sqlite"
 
 _WRITE_LOCK = threading.Lock()
 """One backup at a time in a process (the clock thread and the HTTP threads)."""

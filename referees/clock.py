@@ -15,7 +15,7 @@ A running turn is due ``settings.SL5R_ORDER_SETTLE_SECONDS`` after its deadline,
 it: orders that reached the server before the deadline but still wait for an HTTP thread
 are judged by their arrival (R4) and must be stored before the turn is resolved. That window
 is a floor: past it, ``settle_hold`` keeps the turn open while order requests for the
-tournament that arrived before the deadline are still unanswered (``sl5r.waiting_orders``:
+tournament that arrived before the deadline are still unanswered (``sl5r.serving.waiting_orders``:
 this process's own, and those other processes publish to Redis), up to
 ``SL5R_ORDER_SETTLE_MAX_SECONDS`` after the deadline. A held Celery tick sends itself again
 a moment later (``referees.tasks.HELD_COUNTDOWN``); the in-process clock's next sweep looks
@@ -40,7 +40,11 @@ from django.conf import settings
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
-from sl5r.database_outage import DATABASE_OUTAGE_ERRORS, database_error_summary
+from sl5r.serving.interface import (
+    DATABASE_OUTAGE_ERRORS,
+    database_error_summary,
+    waiting_order_requests,
+)
 
 if TYPE_CHECKING:
     from referees.models import Tournament
@@ -74,18 +78,16 @@ def settle_hold(tournament: Tournament, now: datetime) -> bool:
 
     The settle window is a floor: past it, the turn still waits while an order request for
     the tournament that arrived before the deadline is not answered (in this process, or in
-    another one that publishes to Redis: ``sl5r.waiting_orders``), but never beyond
+    another one that publishes to Redis: ``sl5r.serving.waiting_orders``), but never beyond
     ``order_settle_max()`` after the deadline; then it resolves, and what still waits is
     refused as late.
     """
-    from sl5r.waiting_orders import WAITING
-
     deadline = tournament.deadline
     if tournament.phase != RUNNING_PHASE or deadline is None:
         return False
     if now >= deadline + order_settle_max():
         return False
-    waiting = WAITING.count(tournament.pk, deadline)
+    waiting = waiting_order_requests(tournament_id=tournament.pk, before=deadline)
     if waiting:
         log.info(
             "turn clock: tournament %s waits for %d order request(s) that arrived in time",

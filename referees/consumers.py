@@ -32,7 +32,7 @@ close only with 1000 or 3000-4999, and turns any other code into an error and a 
 A message over 1 MiB never gets here: Daphne drops the connection.
 
 A connection from another site never gets here: ``sl5r.asgi`` first checks that the
-Origin header is the site's own scheme, host and port (``sl5r/websocket_origin.py``) and
+Origin header is the site's own scheme, host and port (``sl5r/serving/websocket_origin.py``) and
 refuses the handshake otherwise.
 """
 

@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from referees.models import Tournament
 from referees.selectors import Viewer, tournament_state
-from sl5r.threaded_http import server_loop
+from sl5r.serving.interface import handoff_loop
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
     then reach the layer out of order, which clients allow for (they keep the newest
     version). Elsewhere (the clock, Celery, commands) it is sent before returning.
     """
-    loop = server_loop()
+    loop = handoff_loop()
     if loop is not None:
         future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
         future.add_done_callback(lambda done: _sent(done, group, message))

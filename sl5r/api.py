@@ -30,9 +30,9 @@ from referees.api import router as referees_router
 from referees.auth import AuthFailed
 from referees.ratelimit import RateLimited
 from referees.services import TournamentError
-from sl5r.database_outage import DATABASE_OUTAGE_ERRORS, database_outage_response
 from sl5r.rules.errors import MapError, RulesInputError
 from sl5r.rules.jsonvalue import MAX_DEPTH, JsonProblem, JsonValueProblem, json_value_problem
+from sl5r.serving.database_outage import DATABASE_OUTAGE_ERRORS, database_outage_response
 
 ERROR_SIGN_IN = (
     "authentication required: open your join link or sign in, or send "

@@ -1,9 +1,9 @@
 """ASGI entry point: ``daphne sl5r.asgi:application``.
 
 HTTP goes, as ``SL5R_HTTP`` says (settings), to Django's WSGI handler on a pool of
-long-lived threads (``threads``, ``sl5r/threaded_http.py``) or to Django's own ASGI handler
+long-lived threads (``threads``, ``sl5r/serving/threaded_http.py``) or to Django's own ASGI handler
 with each request's arrival stamped as the pool stamps it (``django``). Websockets go
-through the same-origin check (``sl5r/websocket_origin.py``) and the session
+through the same-origin check (``sl5r/serving/websocket_origin.py``) and the session
 authentication to the routes collected from each app's ``routing.py``.
 """
 
@@ -26,8 +26,8 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware  # noqa: E402
 
 from sl5r.routing import websocket_urlpatterns  # noqa: E402
-from sl5r.threaded_http import ArrivalStamped, ThreadedWsgiHttp  # noqa: E402
-from sl5r.websocket_origin import SameOriginValidator  # noqa: E402
+from sl5r.serving.threaded_http import ArrivalStamped, ThreadedWsgiHttp  # noqa: E402
+from sl5r.serving.websocket_origin import SameOriginValidator  # noqa: E402
 
 http = (
     ThreadedWsgiHttp(get_wsgi_application(), threads=settings.SL5R_HTTP_THREADS)

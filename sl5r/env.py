@@ -135,8 +135,8 @@ def sqlite_database(name: Path | str) -> dict[str, Any]:
     "database is locked" when one of them upgrades a read lock.
     """
     return {
-        # Django's backend with the process's writers queued on a lock (sl5r/sqlite).
-        "ENGINE": "sl5r.sqlite",
+        # Django's backend with the process's writers queued on a lock (sl5r/serving/sqlite).
+        "ENGINE": "sl5r.serving.sqlite",
         "NAME": name,
         "OPTIONS": {
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",

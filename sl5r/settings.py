@@ -92,11 +92,11 @@ MIDDLEWARE = [
     # Outside everything that answers early (503, 400, 404, static files), so that every
     # response carries them; see "Security headers" below.
     "csp.middleware.CSPMiddleware",
-    "sl5r.permissions_policy.PermissionsPolicyMiddleware",
-    "sl5r.database_outage.DatabaseOutageMiddleware",  # a refused connection: 503, not 500
+    "sl5r.serving.permissions_policy.PermissionsPolicyMiddleware",
+    "sl5r.serving.database_outage.DatabaseOutageMiddleware",  # a refused connection: 503, not 500
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
-    "sl5r.nul_characters.NulCharacterMiddleware",  # U+0000 anywhere: 400, not a 500
+    "sl5r.serving.nul_characters.NulCharacterMiddleware",  # U+0000 anywhere: 400, not a 500
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -141,7 +141,7 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # What serves HTTP (sl5r/asgi.py): "threads", Django's WSGI handler on a fixed pool of
-# long-lived threads (sl5r/threaded_http.py), or "django", Django's own ASGI handler, which
+# long-lived threads (sl5r/serving/threaded_http.py), or "django", Django's own ASGI handler, which
 # runs each request in a thread of its own. Threads on both databases: under bursts of 48
 # orders the stock handler took ×1.5-2 as long at the median and ×1.15-2.4 at p99
 # (benchmarks/README.md, "Django's ASGI handler beside the kept threads").
@@ -170,7 +170,7 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 SL5R_HTTP_THREADS = env_int(
     _env,
     "SL5R_HTTP_THREADS",
-    default=1 if DATABASES["default"]["ENGINE"] == "sl5r.sqlite" else 4,
+    default=1 if DATABASES["default"]["ENGINE"] == "sl5r.serving.sqlite" else 4,
 )
 if SL5R_HTTP_THREADS < 1:
     raise ImproperlyConfigured(f"SL5R_HTTP_THREADS: at least 1, got {SL5R_HTTP_THREADS}")
@@ -271,13 +271,13 @@ if not 0 < SL5R_CLOCK_INTERVAL <= 60:
 
 # R4: an order that reached the server before the deadline is carried out, even while it
 # still waits for an HTTP thread. So the clocks resolve a turn this many seconds after its
-# deadline, and lateness is judged by the request's arrival (sl5r/threaded_http.py).
+# deadline, and lateness is judged by the request's arrival (sl5r/serving/threaded_http.py).
 SL5R_ORDER_SETTLE_SECONDS = env_seconds(_env, "SL5R_ORDER_SETTLE_SECONDS", default=2.0)
 if not 0 <= SL5R_ORDER_SETTLE_SECONDS <= 30:
     raise ImproperlyConfigured("SL5R_ORDER_SETTLE_SECONDS: between 0 and 30 seconds")
 # The window above is a floor: while an order request that arrived before the deadline
 # still waits to be answered, the clocks wait on, up to this long after the deadline
-# (sl5r/waiting_orders.py).
+# (sl5r/serving/waiting_orders.py).
 SL5R_ORDER_SETTLE_MAX_SECONDS = env_seconds(
     _env, "SL5R_ORDER_SETTLE_MAX_SECONDS", default=max(15.0, SL5R_ORDER_SETTLE_SECONDS)
 )
@@ -372,7 +372,7 @@ CONTENT_SECURITY_POLICY = {
 }
 # The join token is in the path of /join/<token>: never sent to another site.
 SECURE_REFERRER_POLICY = "same-origin"
-# sl5r/permissions_policy.py: no page uses any of these.
+# sl5r/serving/permissions_policy.py: no page uses any of these.
 SL5R_PERMISSIONS_POLICY = {
     feature: "()"
     for feature in (

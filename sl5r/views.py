@@ -9,7 +9,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from sl5r.database_outage import database_error_summary
+from sl5r.serving.database_outage import database_error_summary
 
 logger = logging.getLogger(__name__)
 

@@ -171,7 +171,7 @@ def django_db_modify_db_settings(
     from django.conf import settings
 
     database = settings.DATABASES["default"]
-    if database["ENGINE"] in ("django.db.backends.sqlite3", "sl5r.sqlite"):
+    if database["ENGINE"] in ("django.db.backends.sqlite3", "sl5r.serving.sqlite"):
         folder = tmp_path_factory.mktemp("sqlite")
         database.setdefault("TEST", {})["NAME"] = str(folder / "test.sqlite3")
 

@@ -101,3 +101,73 @@ def test_rules_package_imports_without_django() -> None:
     )
 
     assert result.returncode == 0, result.stderr
+
+
+# The serving plumbing (sl5r/serving/): the apps reach it only through this module.
+SERVING = "sl5r.serving"
+SERVING_INTERFACE = "sl5r.serving.interface"
+APP_DIRS = ("referees", "battles", "strategic_map")
+
+
+def imported_targets(path: Path) -> list[tuple[int, str]]:
+    """What ``path`` imports, each as a dotted path, at module level or in a function:
+    ``import a.b`` gives ``a.b``, ``from a import b`` gives ``a.b`` (``b`` may be a module:
+    ``from sl5r.serving import threaded_http`` is the module it names)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                package = module_name(path).split(".")
+                if path.name != "__init__.py":
+                    package.pop()
+                base = package[: len(package) - (node.level - 1)]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            found.extend((node.lineno, f"{module}.{alias.name}") for alias in node.names)
+    return found
+
+
+def within(name: str, package: str) -> bool:
+    return name == package or name.startswith(f"{package}.")
+
+
+def test_apps_reach_the_serving_plumbing_only_through_its_interface() -> None:
+    """No module of referees, battles or strategic_map imports sl5r.serving or a module of
+    it other than sl5r.serving.interface, at module level or inside a function."""
+    offences = []
+    for app in APP_DIRS:
+        paths = sorted((BASE_DIR / app).rglob("*.py"))
+        assert paths, f"no Python module under {app}/"
+        for path in paths:
+            for lineno, name in imported_targets(path):
+                if within(name, SERVING) and not within(name, SERVING_INTERFACE):
+                    offences.append(f"{path.relative_to(BASE_DIR)}:{lineno}: imports {name}")
+
+    assert not offences, "apps import the serving plumbing itself:\n" + "\n".join(offences)
+
+
+def test_rules_package_imports_nothing_from_the_serving_plumbing() -> None:
+    offences = [
+        f"{path.relative_to(BASE_DIR)}:{lineno}: imports {name}"
+        for path in rules_modules()
+        for lineno, name in imported_targets(path)
+        if within(name, SERVING)
+    ]
+
+    assert not offences, "sl5r.rules imports sl5r.serving:\n" + "\n".join(offences)
+
+
+def test_the_import_scan_sees_the_serving_modules_a_from_import_names(tmp_path: Path) -> None:
+    """``from sl5r.serving import threaded_http`` inside a function counts as importing it."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f():\n    from sl5r.serving import interface, threaded_http\n", encoding="utf-8"
+    )
+
+    names = [name for _line, name in imported_targets(probe)]
+
+    assert names == ["sl5r.serving.interface", "sl5r.serving.threaded_http"]

@@ -89,7 +89,7 @@ def test_parse_sqlite_urls(tmp_path: Path) -> None:
     relative = parse_database_url("sqlite:///data/db.sqlite3", base_dir=tmp_path)
     absolute = parse_database_url("sqlite:////var/lib/sl5r/db.sqlite3", base_dir=tmp_path)
 
-    assert relative["ENGINE"] == "sl5r.sqlite"
+    assert relative["ENGINE"] == "sl5r.serving.sqlite"
     assert relative["NAME"] == tmp_path / "data" / "db.sqlite3"
     assert absolute["NAME"] == Path("/var/lib/sl5r/db.sqlite3")
     assert absolute["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
@@ -148,7 +148,7 @@ def test_embedded_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = load_settings(monkeypatch)
 
     database = settings["DATABASES"]["default"]
-    assert database["ENGINE"] == "sl5r.sqlite"
+    assert database["ENGINE"] == "sl5r.serving.sqlite"
     assert database["NAME"] == BASE_DIR / "db.sqlite3"
     assert "journal_mode=WAL" in database["OPTIONS"]["init_command"]
     assert database["OPTIONS"]["transaction_mode"] == "IMMEDIATE"

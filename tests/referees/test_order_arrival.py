@@ -1,6 +1,6 @@
 """R4: an order that reaches the server before the deadline is carried out, even under load.
 
-An order is late by when its request arrived (``sl5r.threaded_http`` stamps it before the
+An order is late by when its request arrived (``sl5r.serving.threaded_http`` stamps it before the
 request waits for a thread), not by when its view runs, and the clocks resolve a running
 turn ``SL5R_ORDER_SETTLE_SECONDS`` after its deadline, so that the orders still waiting for
 a thread are stored first. tests/conftest.py turns the window off for the other tests; it is
@@ -29,7 +29,7 @@ from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.mapgraph import rokugan_map
 from sl5r.rules.turn import Order as RulesOrder
 from sl5r.rules.turn import order_check
-from sl5r.threaded_http import RECEIVED_AT
+from sl5r.serving.threaded_http import RECEIVED_AT
 from strategic_map.models import Order, Turn
 from strategic_map.selectors import campaign_open_turn, campaign_turn_state
 from tests.live_clients import http_client

@@ -1,9 +1,9 @@
 """Issue 12: the settle window adapts to the order requests still waiting to be answered.
 
 A turn is resolved only once no order request for its tournament that arrived before its
-deadline is still waiting (``sl5r.waiting_orders``), with ``SL5R_ORDER_SETTLE_SECONDS`` as a
+deadline is still waiting (``sl5r.serving.waiting_orders``), with ``SL5R_ORDER_SETTLE_SECONDS`` as a
 floor and ``SL5R_ORDER_SETTLE_MAX_SECONDS`` as a ceiling. Each test registers requests as
-``sl5r.threaded_http`` does on arrival.
+``sl5r.serving.threaded_http`` does on arrival.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pytest_django import Settings
 
 from referees import services, tasks
 from referees.models import LogEntry
-from sl5r import waiting_orders
-from sl5r.waiting_orders import WAITING, WaitingOrders, order_tournament
+from sl5r.serving import waiting_orders
+from sl5r.serving.waiting_orders import WAITING, WaitingOrders, order_tournament
 from tests.referees import test_tasks
 from tests.referees.conftest import Game
 from tests.referees.test_tasks import Sent

@@ -44,7 +44,7 @@ from typing import IO, TYPE_CHECKING, Any
 from asgiref.sync import SyncToAsync
 from django.utils import timezone
 
-from sl5r.waiting_orders import WAITING, order_tournament
+from sl5r.serving.waiting_orders import WAITING, order_tournament
 
 if TYPE_CHECKING:
     from django.http import HttpRequest
@@ -178,7 +178,7 @@ class ThreadedWsgiHttp:
             environ.setdefault("CONTENT_LENGTH", str(size))
             response = _Response()
             # A possible order holds its tournament's clock until it is answered
-            # (sl5r/waiting_orders.py, referees.clock.settle_hold).
+            # (sl5r/serving/waiting_orders.py, referees.clock.settle_hold).
             tournament_id = order_tournament(scope["method"], scope["path"])
             token = None if tournament_id is None else WAITING.add(tournament_id, received_at)
             try:
@@ -318,7 +318,7 @@ def wsgi_environ(scope: Scope, body: IO[bytes]) -> dict[str, Any]:
 class ArrivalStamped:
     """An ASGI application for ``http`` scopes (Django's ASGI handler) with the guarantees
     of ``ThreadedWsgiHttp``: each request's arrival in its scope under ``RECEIVED_AT``, a
-    possible order counted as waiting (``sl5r.waiting_orders``) from then until it is
+    possible order counted as waiting (``sl5r.serving.waiting_orders``) from then until it is
     answered, and ``server_loop`` set for the code it runs in threads."""
 
     def __init__(self, application: AsgiApp) -> None:

@@ -22,7 +22,7 @@ from pytest_django import Settings
 from referees.clock import InProcessClock
 from referees.models import LogEntry, Player, Tournament
 from referees.services import player_token
-from sl5r.database_outage import OUTAGE_CODE, DatabaseOutageMiddleware
+from sl5r.serving.database_outage import OUTAGE_CODE, DatabaseOutageMiddleware
 from strategic_map.models import Order
 
 # Names the server's host, as psycopg's message does: it must stay in the server's log.

@@ -1,7 +1,7 @@
 """HTTP through Django's own ASGI handler (``SL5R_HTTP=django``), with the pool's guarantees.
 
-``sl5r.threaded_http.ArrivalStamped`` gives the stock handler what the thread pool gives its
-requests (tests/test_threaded_http.py): the arrival stamped once the whole body is in (R4
+``sl5r.serving.threaded_http.ArrivalStamped`` gives the stock handler what the thread pool gives its
+requests (tests/serving/test_threaded_http.py): the arrival stamped once the whole body is in (R4
 judges an order late by it), a possible order counted as waiting until it is answered (the
 clocks hold the turn for it), and ``server_loop`` in the threads the request's code runs in.
 """
@@ -25,7 +25,7 @@ from django.db import connection
 from django.utils import timezone
 
 from referees.models import Tournament
-from sl5r.threaded_http import (
+from sl5r.serving.threaded_http import (
     RECEIVED_AT,
     ArrivalStamped,
     AsgiApp,
@@ -35,13 +35,13 @@ from sl5r.threaded_http import (
     Send,
     server_loop,
 )
-from sl5r.waiting_orders import WAITING
+from sl5r.serving.waiting_orders import WAITING
 from strategic_map.models import Order
 from tests.referees import test_clock_serve
 from tests.referees.test_order_arrival import deadline_set, moves_of
-from tests.test_threaded_http import scope
+from tests.serving.test_threaded_http import scope
 
-BASE_DIR = Path(__file__).resolve().parents[1]
+BASE_DIR = Path(__file__).resolve().parents[2]
 
 server_env = test_clock_serve.server_env
 serve = test_clock_serve.serve

@@ -1,6 +1,6 @@
 """Order requests that reached the server but are not answered yet, by tournament.
 
-``sl5r.threaded_http`` stamps each request's arrival before it waits for a thread (R4
+``sl5r.serving.threaded_http`` stamps each request's arrival before it waits for a thread (R4
 judges an order late by that stamp). A request that could be an order for a tournament
 (``order_tournament``: a write to one of the order endpoints) is registered here at that
 moment and taken off once it is answered. The clocks (``referees.clock.settle_hold``) do not

@@ -1,4 +1,4 @@
-"""HTTP on a pool of long-lived threads (sl5r/threaded_http.py)."""
+"""HTTP on a pool of long-lived threads (sl5r/serving/threaded_http.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from asgiref.sync import async_to_sync
 from django.test import RequestFactory
 from django.utils import timezone
 
-from sl5r.threaded_http import (
+from sl5r.serving.threaded_http import (
     BUFFERED_RESPONSE_BYTES,
     RECEIVED_AT,
     ThreadedWsgiHttp,
@@ -340,7 +340,7 @@ def test_request_received_at_reads_the_stamp_and_is_now_without_one() -> None:
 def test_an_order_request_counts_as_waiting_from_its_arrival_until_it_is_answered() -> None:
     """Issue 12: queued behind the busy thread, a PUT to an order endpoint is counted as
     waiting for its tournament (the clock holds the turn for it); once answered, not."""
-    from sl5r.waiting_orders import WAITING
+    from sl5r.serving.waiting_orders import WAITING
 
     busy, free = threading.Event(), threading.Event()
     far = timezone.now() + timedelta(hours=1)
