@@ -138,6 +138,18 @@ def _player(request: HttpRequest, tournament: Tournament) -> Player:
     return player
 
 
+def judge_of(request: HttpRequest, tournament_id: int) -> tuple[Tournament, Actor]:
+    """The tournament (404 if there is none) and its judge behind the request (403)."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    return tournament, _judge(request, tournament)
+
+
+def player_of(request: HttpRequest, tournament_id: int) -> tuple[Tournament, Player]:
+    """The tournament (404 if there is none) and its player behind the request (403)."""
+    tournament = tournament_get(tournament_id=tournament_id)
+    return tournament, _player(request, tournament)
+
+
 def _viewer(caller: Caller, tournament: Tournament) -> Viewer:
     if caller.user is not None and user_judges(caller.user, tournament):
         return Viewer.judge(label=f"judge {caller.user.get_username()}")
@@ -374,8 +386,7 @@ def tournament_update(
 ) -> dict[str, Any]:
     """The settings given change, the others stay; refused (409 ``phase``) once started, and
     when the players already registered would not fit R1's new line-up (400 ``lineup``)."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     tournament = services.tournament_update(
         tournament_id=tournament.pk, actor=actor, now=timezone.now(), **payload.changes()
     )
@@ -404,8 +415,7 @@ def player_register(
     request: HttpRequest, tournament_id: int, payload: PlayerIn
 ) -> Status[dict[str, Any]]:
     """R1: a player with his clan and role; a General gets his army. Answers his join link."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     player = services.player_register(
         tournament=tournament,
         name=payload.name,
@@ -425,8 +435,7 @@ def player_register(
     summary="List the players with their join links (judge)",
 )
 def player_list(request: HttpRequest, tournament_id: int) -> list[dict[str, Any]]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    _judge(request, tournament)
+    tournament, _ = judge_of(request, tournament_id)
     return [_player_link_out(request, p) for p in tournament_players(tournament=tournament)]
 
 
@@ -439,8 +448,7 @@ def player_list(request: HttpRequest, tournament_id: int) -> list[dict[str, Any]
 )
 def join_link_reissue(request: HttpRequest, tournament_id: int, player_id: int) -> dict[str, Any]:
     """A new link for the player; the old one, and every device that used it, stop working."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     player = player_get(tournament=tournament, player_id=player_id)
     services.player_token_reissue(player=player, actor=actor, now=timezone.now())
     return _player_link_out(request, player)
@@ -455,8 +463,7 @@ def join_link_reissue(request: HttpRequest, tournament_id: int, player_id: int) 
 )
 def join_link_revoke(request: HttpRequest, tournament_id: int, player_id: int) -> dict[str, Any]:
     """The player's link stops working and his devices are logged out, until a reissue."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     player = player_get(tournament=tournament, player_id=player_id)
     services.player_token_revoke(player=player, actor=actor, now=timezone.now())
     return _player_link_out(request, player)
@@ -495,8 +502,7 @@ def player_register_bulk(
     """R1 on the whole list: each line's clan and role (proposed where left out), the army a
     General gets and every problem. ``dry_run`` stores nothing (200); otherwise all the
     players are stored (201) or none (422, the lines with their problems)."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     lines = roster.roster_lines(payload.lines, csv_format=payload.format == "csv")
     if payload.dry_run:
         preview = roster.roster_preview(tournament=tournament, lines=lines)
@@ -563,8 +569,7 @@ def player_change(
 ) -> dict[str, Any]:
     """A new name in any phase; another clan or role during set-up only, if R1 allows the
     line-up that results (his army follows his role). Both together, or neither."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     player = player_get(tournament=tournament, player_id=player_id)
     now = timezone.now()
     with transaction.atomic():
@@ -597,8 +602,7 @@ def player_change(
 )
 def player_remove(request: HttpRequest, tournament_id: int, player_id: int) -> dict[str, Any]:
     """During set-up only: the player, his army and his join link are gone."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     roster.player_remove(
         tournament_id=tournament.pk, player_id=player_id, actor=actor, now=timezone.now()
     )
@@ -617,8 +621,7 @@ def player_replace(
 ) -> dict[str, Any]:
     """After the start: the newcomer takes the army, clan and role, and gets a new join link
     (answered here); the old link, and every device that used it, stop working."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     player = roster.player_replace(
         tournament_id=tournament.pk,
         player_id=player_id,
@@ -640,8 +643,7 @@ def player_replace(
     summary="Start: end set-up, the clans' planning begins (judge)",
 )
 def start(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     return _done(
         services.tournament_start(tournament_id=tournament.pk, actor=actor, now=timezone.now())
     )
@@ -686,8 +688,7 @@ def positions_declare(
     summary="Move on to the next phase without waiting for the timer (judge)",
 )
 def advance(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     return _done(
         services.tournament_advance(tournament_id=tournament.pk, actor=actor, now=timezone.now())
     )
@@ -708,15 +709,13 @@ def _clock_route(path: str, summary: str) -> Any:
 
 @_clock_route("pause", "Pause the clock")
 def clock_pause(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     return _done(services.clock_pause(tournament_id=tournament.pk, actor=actor, now=timezone.now()))
 
 
 @_clock_route("resume", "Resume the clock")
 def clock_resume(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     return _done(
         services.clock_resume(tournament_id=tournament.pk, actor=actor, now=timezone.now())
     )
@@ -724,8 +723,7 @@ def clock_resume(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
 
 @_clock_route("extend", "Give the current phase or turn more (or less) time")
 def clock_extend(request: HttpRequest, tournament_id: int, payload: ExtendIn) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     return _done(
         services.clock_extend(
             tournament_id=tournament.pk, seconds=payload.seconds, actor=actor, now=timezone.now()
@@ -738,8 +736,7 @@ def clock_resolve_now(
     request: HttpRequest, tournament_id: int, turn: int | None = None
 ) -> dict[str, Any]:
     """With ``?turn=N``, only turn N: a click that the clock beat is refused (409)."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     return _done(
         services.clock_resolve_now(
             tournament_id=tournament.pk,
@@ -752,15 +749,13 @@ def clock_resolve_now(
 
 @_clock_route("end", "End the game now")
 def clock_end(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     return _done(services.clock_end(tournament_id=tournament.pk, actor=actor, now=timezone.now()))
 
 
 @_clock_route("redraw", "Renew the open turn's draws: a new seed and commitment (R11)")
 def clock_redraw(request: HttpRequest, tournament_id: int, payload: RedrawIn) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     return _done(
         services.turn_redraw(
             tournament_id=tournament.pk, actor=actor, now=timezone.now(), reason=payload.reason
@@ -770,8 +765,7 @@ def clock_redraw(request: HttpRequest, tournament_id: int, payload: RedrawIn) ->
 
 @_clock_route("undo", "Undo the last resolution; the clock pauses")
 def clock_undo(request: HttpRequest, tournament_id: int, payload: UndoIn) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     return _done(
         services.clock_undo(
             tournament_id=tournament.pk,
@@ -792,8 +786,7 @@ def clock_undo(request: HttpRequest, tournament_id: int, payload: UndoIn) -> dic
     summary="What an undo of the last resolved turn would discard, and its time (judge)",
 )
 def clock_undo_preview(request: HttpRequest, tournament_id: int) -> services.UndoPreview:
-    tournament = tournament_get(tournament_id=tournament_id)
-    _judge(request, tournament)
+    tournament, _ = judge_of(request, tournament_id)
     return services.undo_preview(tournament_id=tournament.pk)
 
 
@@ -851,8 +844,7 @@ def swap_choice(
     request: HttpRequest, tournament_id: int, code: str, payload: SwapChoiceIn
 ) -> dict[str, Any]:
     """Where the clan has a Daimyo, he chooses ``on_swap`` for its armies' move orders."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    player = _player(request, tournament)
+    _, player = player_of(request, tournament_id)
     rate_limit("orders", f"player:{player.pk}")
     stored = services.order_swap_choice(
         player=player, army_code=code, on_swap=payload.on_swap, now=request_received_at(request)
@@ -863,8 +855,7 @@ def swap_choice(
 def _judge_order(
     request: HttpRequest, tournament_id: int, code: str, order: OrderInput
 ) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     stored = services.order_enter(
         tournament_id=tournament.pk,
         army_code=code,
@@ -913,8 +904,7 @@ def order_enter_withdraw(request: HttpRequest, tournament_id: int, code: str) ->
 def army_correct(
     request: HttpRequest, tournament_id: int, payload: ArmyCorrectionIn
 ) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     services.army_correct(
         tournament_id=tournament.pk,
         army_code=payload.army,
@@ -937,8 +927,7 @@ def army_correct(
 def control_correct(
     request: HttpRequest, tournament_id: int, payload: ControlCorrectionIn
 ) -> dict[str, Any]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     services.control_correct(
         tournament_id=tournament.pk,
         province=payload.province,
@@ -1003,8 +992,7 @@ def log(
     Each entry has ``text``, the entry as a sentence in the reader's language, and
     ``kind``; ``turn``, ``army``, ``clan`` and ``kind`` filter the entries.
     """
-    tournament = tournament_get(tournament_id=tournament_id)
-    _judge(request, tournament)
+    tournament, _ = judge_of(request, tournament_id)
     if kind and kind not in LOG_KINDS:
         raise TournamentError(
             gettext("kind: one of %(kinds)s") % {"kinds": ", ".join(LOG_KINDS)},
@@ -1036,8 +1024,7 @@ def log(
     summary="Download the whole log as a JSON file (judge)",
 )
 def log_export(request: HttpRequest, tournament_id: int) -> HttpResponse:
-    tournament = tournament_get(tournament_id=tournament_id)
-    _judge(request, tournament)
+    tournament, _ = judge_of(request, tournament_id)
     entries: list[dict[str, Any]] = []
     after = 0
     while True:
@@ -1069,8 +1056,7 @@ def case_file(request: HttpRequest, tournament_id: int, number: int) -> dict[str
     """The turn as the engine saw it, with its draws and its result as ``expect``:
     ``manage.py adjudicate --check`` on the file replays it and confirms the result.
     """
-    tournament = tournament_get(tournament_id=tournament_id)
-    _judge(request, tournament)
+    tournament, _ = judge_of(request, tournament_id)
     case = turn_case(tournament=tournament, number=number)
     if case is None:
         raise TournamentError(ERROR_NO_CASE.format(number=number), code="not_found", status=404)
@@ -1091,8 +1077,7 @@ def announcement_post(
     request: HttpRequest, tournament_id: int, payload: AnnouncementIn
 ) -> Status[dict[str, Any]]:
     """The latest announcements are in every viewer's state; an empty text is refused (422)."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     announcement = services.announcement_post(
         tournament_id=tournament.pk, text=payload.text, actor=actor, now=timezone.now()
     )
@@ -1126,8 +1111,7 @@ def instruction_send(
     messages go by word of mouth through the Karo). Counted with the Daimyo's other
     submissions (``SL5R_RATE_LIMITS["orders"]``).
     """
-    tournament = tournament_get(tournament_id=tournament_id)
-    player = _player(request, tournament)
+    _, player = player_of(request, tournament_id)
     rate_limit("orders", f"player:{player.pk}")
     instruction = services.instruction_send(
         player=player, text=payload.text, recipient_id=payload.to, now=timezone.now()
@@ -1175,8 +1159,7 @@ def _judge_out(user: Any, sign_in_url: str | None = None) -> dict[str, Any]:
     summary="List the judges (judge)",
 )
 def judge_list(request: HttpRequest, tournament_id: int) -> list[dict[str, Any]]:
-    tournament = tournament_get(tournament_id=tournament_id)
-    _judge(request, tournament)
+    tournament, _ = judge_of(request, tournament_id)
     return [_judge_out(user) for user in judging.tournament_judges(tournament=tournament)]
 
 
@@ -1190,8 +1173,7 @@ def judge_list(request: HttpRequest, tournament_id: int) -> list[dict[str, Any]]
 def judge_add(request: HttpRequest, tournament_id: int, payload: JudgeIn) -> Status[dict[str, Any]]:
     """``invite: true`` makes the account, without a password, and answers its one-time
     sign-in link (``sign_in_url``), which is not stored and not shown again."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     if payload.invite:
         invitation = judging.judge_invite(
             tournament_id=tournament.pk,
@@ -1216,8 +1198,7 @@ def judge_add(request: HttpRequest, tournament_id: int, payload: JudgeIn) -> Sta
 )
 def judge_remove(request: HttpRequest, tournament_id: int, user_id: int) -> list[dict[str, Any]]:
     """Answers the judges left; 409 ``last_judge`` for the only one."""
-    tournament = tournament_get(tournament_id=tournament_id)
-    actor = _judge(request, tournament)
+    tournament, actor = judge_of(request, tournament_id)
     judging.judge_remove(
         tournament_id=tournament.pk, user_id=user_id, actor=actor, now=timezone.now()
     )
