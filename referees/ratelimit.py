@@ -108,14 +108,15 @@ def rate_hit(scope: str, key: str) -> int:
         return 0
     window, _ = _window(rate, time.time())
     cache_key = _cache_key(scope, key, window)
+    timeout = rate.seconds + 1
     try:
-        # add() is a no-op when the key exists, so the window starts once.
-        cache.add(cache_key, 0, timeout=rate.seconds + 1)
+        # Counting into an existing window is the common case: one incr (two round trips
+        # on Redis), not add-then-incr (three). The window starts with the first add only.
         try:
             count: int = cache.incr(cache_key)
-        except ValueError:  # expired between add and incr
-            cache.set(cache_key, 1, timeout=rate.seconds + 1)
-            count = 1
+        except ValueError:  # no window yet, or it just expired
+            # add() fails only if another request started the window meanwhile.
+            count = 1 if cache.add(cache_key, 1, timeout=timeout) else cache.incr(cache_key)
     except CACHE_DOWN as error:
         _cache_down(scope, error)
         return 0

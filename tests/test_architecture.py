@@ -50,21 +50,24 @@ def module_name(path: Path) -> str:
 def imported_modules(path: Path) -> list[tuple[int, str]]:
     """Every module ``path`` imports, relative imports made absolute, with line numbers."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    package = module_name(path).split(".")
-    if path.name != "__init__.py":
-        package.pop()
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - (node.level - 1)]
-                name = ".".join([*base, node.module] if node.module else base)
-            else:
-                name = node.module or ""
-            found.append((node.lineno, name))
+            found.append((node.lineno, imported_from(path, node)))
     return found
+
+
+def imported_from(path: Path, node: ast.ImportFrom) -> str:
+    """The module a ``from … import`` in ``path`` reads from, a relative one made absolute."""
+    if not node.level:
+        return node.module or ""
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package.pop()
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
 
 
 def test_rules_package_imports_nothing_from_django_or_the_apps() -> None:
@@ -119,14 +122,7 @@ def imported_targets(path: Path) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                package = module_name(path).split(".")
-                if path.name != "__init__.py":
-                    package.pop()
-                base = package[: len(package) - (node.level - 1)]
-                module = ".".join([*base, node.module] if node.module else base)
-            else:
-                module = node.module or ""
+            module = imported_from(path, node)
             found.extend((node.lineno, f"{module}.{alias.name}") for alias in node.names)
     return found
 
