@@ -8,6 +8,8 @@
  * state changes (judge.js sends "sl5r:state" on the document); a refusal is shown as it came.
  */
 
+import { el } from "./dom.js";
+
 const panel = document.getElementById("battle-tables-panel");
 const list = document.getElementById("battle-tables");
 const message = document.getElementById("battle-tables-message");
@@ -38,15 +40,6 @@ function key(prefix, value) {
   // data-why-last-standing is dataset.whyLastStanding
   const name = `${prefix}-${String(value || "").replace(/_/g, "-")}`.replace(/-(\w)/g, (_, c) => c.toUpperCase());
   return T[name];
-}
-
-function el(tag, { text, className, attrs } = {}, ...children) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (className) node.className = className;
-  for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
-  for (const child of children) if (child) node.append(child);
-  return node;
 }
 
 function clanName(clan) {

@@ -5,8 +5,10 @@
 // Strings come translated from the page (#judge-config); errors are the API's own `detail`.
 
 import { showCommitment } from "./commitment.js";
+import { el } from "./dom.js";
+import { formatClock } from "./format.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
-import { drawScoreChart, fill, formatClock, formatTime } from "./screen.js";
+import { drawScoreChart, fill, formatTime } from "./screen.js";
 
 const config = JSON.parse(document.getElementById("judge-config").textContent);
 const S = config.strings;
@@ -31,15 +33,6 @@ function provinceName(id) {
 
 function clanName(id) {
   return id ? clans[id]?.name || id : S.nobody;
-}
-
-function el(tag, { text, className, attrs } = {}, ...children) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (className) node.className = className;
-  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, value);
-  for (const child of children) if (child) node.append(child);
-  return node;
 }
 
 function clanTag(clan) {

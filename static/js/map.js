@@ -1,5 +1,5 @@
 /**
- * map.js: the live overlay of the war map (an ES module, no dependencies).
+ * map.js: the live overlay of the war map (an ES module; it builds its SVG with dom.js).
  *
  * The map itself is static SVG drawn by the server: include
  * strategic_map/templates/strategic_map/map_svg.html (with a MapDrawing from
@@ -40,7 +40,7 @@
  * takes an object with the keys in PANEL_STRINGS (English fallbacks).
  */
 
-const SVG_NS = "http://www.w3.org/2000/svg";
+import { svgEl } from "./dom.js";
 
 export const PANEL_STRINGS = {
   homeClan: "Home clan",
@@ -66,15 +66,6 @@ const handlers = new WeakMap();
 function parseBox(text) {
   const [x, y, w, h] = (text || "0 0 1000 800").split(/[\s,]+/).map(Number);
   return { x, y, w, h };
-}
-
-function el(name, attrs = {}, parent = null) {
-  const node = document.createElementNS(SVG_NS, name);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value !== null && value !== undefined) node.setAttribute(key, String(value));
-  }
-  if (parent) parent.appendChild(node);
-  return node;
 }
 
 function group(svg, cls) {
@@ -213,9 +204,9 @@ export function shapePath(shape, r) {
 /** A small inline <svg> with the clan's fill pattern and marker shape, for legends. */
 export function clanSwatch(svg, clan) {
   const style = clanStyles(svg)[clan];
-  const swatch = el("svg", { viewBox: "-12 -12 24 24", "aria-hidden": "true", class: "clan-mark" });
+  const swatch = svgEl("svg", { viewBox: "-12 -12 24 24", "aria-hidden": "true", class: "clan-mark" });
   if (!style) return swatch;
-  el("path", { d: shapePath(style.shape, 9), fill: style.colour, stroke: "#fff", "stroke-width": 1.5 }, swatch);
+  svgEl("path", { d: shapePath(style.shape, 9), fill: style.colour, stroke: "#fff", "stroke-width": 1.5 }, swatch);
   return swatch;
 }
 
@@ -266,7 +257,7 @@ function drawHatches(svg, blocked) {
     if (drawn.has(id)) continue;
     const path = provincePath(svg, id);
     if (!path) continue;
-    el("path", {
+    svgEl("path", {
       class: "hatch is-excluded",
       d: path.getAttribute("d"),
       "data-province": id,
@@ -284,7 +275,7 @@ function drawHighlights(svg, highlight, selected) {
   for (const id of [...ids, selected].filter(Boolean)) {
     const path = provincePath(svg, id);
     if (!path) continue;
-    el("path", {
+    svgEl("path", {
       class: id === selected ? "highlight is-selected" : "highlight",
       d: path.getAttribute("d"),
       "data-province": id,
@@ -325,25 +316,25 @@ function drawArmies(svg, state, styles, colours) {
       const classes = ["army-marker"];
       if (own && ids.includes(own)) classes.push("is-own");
       if (armies.some((a) => a.in_battle)) classes.push("is-in-battle");
-      const marker = el("g", {
+      const marker = svgEl("g", {
         class: classes.join(" "),
         transform: `translate(${x.toFixed(1)} ${y.toFixed(1)})`,
         "data-clan": clan,
         "data-province": provinceId,
         "data-armies": ids.join(" "),
       }, layer);
-      el("title", {}, marker).textContent = `${style.name || clan}: ${ids.join(", ")}`;
+      svgEl("title", {}, marker).textContent = `${style.name || clan}: ${ids.join(", ")}`;
       if (classes.includes("is-own")) {
-        el("circle", { class: "army-halo", r: (1.45 * r).toFixed(1) }, marker);
+        svgEl("circle", { class: "army-halo", r: (1.45 * r).toFixed(1) }, marker);
       }
-      el("path", { class: "army-shape", d: shapePath(style.shape, r), fill: colour }, marker);
+      svgEl("path", { class: "army-shape", d: shapePath(style.shape, r), fill: colour }, marker);
       if (armies.length > 1) {
-        const badge = el("g", {
+        const badge = svgEl("g", {
           class: "army-badge",
           transform: `translate(${(0.95 * r).toFixed(1)} ${(-0.95 * r).toFixed(1)})`,
         }, marker);
-        el("circle", { r: (0.62 * r).toFixed(1) }, badge);
-        el("text", { "font-size": (0.85 * r).toFixed(1) }, badge).textContent = String(armies.length);
+        svgEl("circle", { r: (0.62 * r).toFixed(1) }, badge);
+        svgEl("text", { "font-size": (0.85 * r).toFixed(1) }, badge).textContent = String(armies.length);
       }
     });
   }
@@ -360,7 +351,7 @@ function drawEvents(svg, state, strings) {
     const size = info.size * 1.6;
     const x = info.label.x + info.size * 2.0;
     const y = info.label.y - info.size * 1.45;
-    const use = el("use", {
+    const use = svgEl("use", {
       href: `#${svg.id}-swords`,
       class: `event-${kind}`,
       x: (x - size / 2).toFixed(1),
@@ -369,7 +360,7 @@ function drawEvents(svg, state, strings) {
       height: size.toFixed(1),
       "data-province": id,
     }, layer);
-    el("title", {}, use).textContent = kind === "battle" ? strings.battle : strings.meeting;
+    svgEl("title", {}, use).textContent = kind === "battle" ? strings.battle : strings.meeting;
   };
   for (const id of battles) draw(id, "battle");
   for (const id of meetings) draw(id, "meeting");
@@ -404,8 +395,8 @@ function drawOrders(svg, state, styles, colours) {
       const last = points.length - 1;
       points[last] = trim(points[last], points[last - 1], 1.3 * r);
       const d = `M${points.map((p) => `${p[0].toFixed(1)} ${p[1].toFixed(1)}`).join("L")}`;
-      el("path", { class: "order-casing", d }, layer);
-      el("path", {
+      svgEl("path", { class: "order-casing", d }, layer);
+      svgEl("path", {
         class: "order-arrow",
         d,
         stroke: colour,
@@ -415,7 +406,7 @@ function drawOrders(svg, state, styles, colours) {
     } else if (order.kind === "reform" && order.reform) {
       const info = provinceInfo(svg, order.reform);
       if (!info) continue;
-      el("circle", {
+      svgEl("circle", {
         class: "order-reform",
         cx: info.anchor.x.toFixed(1),
         cy: info.anchor.y.toFixed(1),

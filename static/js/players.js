@@ -18,6 +18,7 @@
  */
 
 import { showCommitment } from "./commitment.js";
+import { formatClock } from "./format.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
 import { clanSwatch } from "./map.js";
 import { formatTime as formatTimeOfDay } from "./screen.js";
@@ -137,16 +138,6 @@ export function liveStatusText(S, status) {
   return { text: S["live-offline"], ok: false };
 }
 
-export function formatClock(seconds) {
-  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "--:--";
-  const total = Math.max(0, Math.ceil(seconds));
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  const two = (n) => String(n).padStart(2, "0");
-  return h ? `${h}:${two(m)}:${two(s)}` : `${two(m)}:${two(s)}`;
-}
-
 export function phaseText(S, state) {
   const t = state.tournament || {};
   const phase = (t.clock && t.clock.phase) || "";
@@ -170,7 +161,7 @@ export function startClock(elements, S, getState, { urgent = true, isLive = () =
     const clock = (state.tournament && state.tournament.clock) || {};
     const seconds = remainingSeconds(state, offsetMs);
     elements.turn.textContent = phaseText(S, state);
-    elements.time.textContent = formatClock(seconds);
+    elements.time.textContent = formatClock(seconds, { padMinutes: true });
     const running = clock.phase === "running";
     const paused = Boolean(clock.paused);
     const hasTime = seconds !== null && seconds !== undefined && Number.isFinite(seconds);
@@ -261,7 +252,7 @@ export function renderStartPanel(panel, state, offsetMs = 0) {
   const now = text(`now-${phase}`);
   panel.hidden = !now;
   if (!now) return;
-  const time = formatClock(remainingSeconds(state, offsetMs));
+  const time = formatClock(remainingSeconds(state, offsetMs), { padMinutes: true });
   setText(panel.querySelector("#start-now"), fmt(now, { time }));
   setText(panel.querySelector("#start-next"), fmt(text(`next-${phase}`) || "", { time }));
   const declaring = phase === "planning" || phase === "deployment";

@@ -9,9 +9,10 @@
 // at the end of its line, so the chart reads without colours as well.
 
 import { showCommitment } from "./commitment.js";
+import { svgEl } from "./dom.js";
+import { formatClock } from "./format.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
 
-const SVG_NS = "http://www.w3.org/2000/svg";
 // Told apart without colour: every clan a different dash pattern and marker (the clan's
 // marker shape on the map, from strategic_map/drawing.py, when the page gives it).
 const DASHES = ["", "14 6", "4 5", "16 5 4 5", "2 6", "24 8", "9 4 2 4 2 4", "10 10"];
@@ -20,17 +21,6 @@ const MARKERS = ["circle", "square", "triangle", "diamond", "triangle-down", "st
 /** "%(name)s" placeholders filled in, as Django's Python-format strings. */
 export function fill(text, params = {}) {
   return String(text).replace(/%\((\w+)\)s/g, (_, key) => (key in params ? params[key] : ""));
-}
-
-/** Seconds as m:ss, or h:mm:ss from an hour on; "--:--" without a clock. */
-export function formatClock(seconds) {
-  if (seconds === null || seconds === undefined || Number.isNaN(seconds)) return "--:--";
-  const whole = Math.ceil(Math.max(0, seconds));
-  const h = Math.floor(whole / 3600);
-  const m = Math.floor((whole % 3600) / 60);
-  const s = whole % 60;
-  const mm = h > 0 ? String(m).padStart(2, "0") : String(m);
-  return `${h > 0 ? `${h}:` : ""}${mm}:${String(s).padStart(2, "0")}`;
 }
 
 /** A server time (ISO 8601) as hours and minutes in the tournament's time zone. */
@@ -46,33 +36,26 @@ export function formatTime(iso, timeZone, withSeconds = false) {
   }
 }
 
-function svg(name, attributes = {}, parent = null) {
-  const node = document.createElementNS(SVG_NS, name);
-  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value));
-  if (parent) parent.appendChild(node);
-  return node;
-}
-
 function marker(shape, x, y, r, colour, parent) {
   const common = { fill: colour, stroke: "#fff", "stroke-width": Math.max(1, r / 3) };
   const points = (list) => list.map(([px, py]) => `${x + px * r},${y + py * r}`).join(" ");
   switch (shape) {
     case "square":
-      return svg("rect", { x: x - r * 0.85, y: y - r * 0.85, width: r * 1.7, height: r * 1.7, ...common }, parent);
+      return svgEl("rect", { x: x - r * 0.85, y: y - r * 0.85, width: r * 1.7, height: r * 1.7, ...common }, parent);
     case "triangle":
-      return svg("polygon", { points: points([[0, -1.2], [1.1, 0.8], [-1.1, 0.8]]), ...common }, parent);
+      return svgEl("polygon", { points: points([[0, -1.2], [1.1, 0.8], [-1.1, 0.8]]), ...common }, parent);
     case "triangle-down":
-      return svg("polygon", { points: points([[0, 1.2], [1.1, -0.8], [-1.1, -0.8]]), ...common }, parent);
+      return svgEl("polygon", { points: points([[0, 1.2], [1.1, -0.8], [-1.1, -0.8]]), ...common }, parent);
     case "diamond":
-      return svg("polygon", { points: points([[0, -1.25], [1.1, 0], [0, 1.25], [-1.1, 0]]), ...common }, parent);
+      return svgEl("polygon", { points: points([[0, -1.25], [1.1, 0], [0, 1.25], [-1.1, 0]]), ...common }, parent);
     case "cross":
-      return svg("polygon", {
+      return svgEl("polygon", {
         points: points([[-1, -0.6], [-0.6, -1], [0, -0.4], [0.6, -1], [1, -0.6], [0.4, 0],
           [1, 0.6], [0.6, 1], [0, 0.4], [-0.6, 1], [-1, 0.6], [-0.4, 0]]),
         ...common,
       }, parent);
     case "plus":
-      return svg("polygon", {
+      return svgEl("polygon", {
         points: points([[-0.35, -1.1], [0.35, -1.1], [0.35, -0.35], [1.1, -0.35], [1.1, 0.35],
           [0.35, 0.35], [0.35, 1.1], [-0.35, 1.1], [-0.35, 0.35], [-1.1, 0.35], [-1.1, -0.35],
           [-0.35, -0.35]]),
@@ -86,7 +69,7 @@ function marker(shape, x, y, r, colour, parent) {
         const angle = -Math.PI / 2 + (i * 2 * Math.PI) / sides;
         list.push([Math.cos(angle) * 1.15, Math.sin(angle) * 1.15]);
       }
-      return svg("polygon", { points: points(list), ...common }, parent);
+      return svgEl("polygon", { points: points(list), ...common }, parent);
     }
     case "star": {
       const list = [];
@@ -95,10 +78,10 @@ function marker(shape, x, y, r, colour, parent) {
         const radius = i % 2 === 0 ? 1.3 : 0.55;
         list.push([Math.cos(angle) * radius, Math.sin(angle) * radius]);
       }
-      return svg("polygon", { points: points(list), ...common }, parent);
+      return svgEl("polygon", { points: points(list), ...common }, parent);
     }
     default:
-      return svg("circle", { cx: x, cy: y, r, ...common }, parent);
+      return svgEl("circle", { cx: x, cy: y, r, ...common }, parent);
   }
 }
 
@@ -133,40 +116,40 @@ export function drawScoreChart(container, history, { clans, strings = {}, width 
   const x = (turn) => m.left + ((turn - minTurn) / (maxTurn - minTurn)) * plotW;
   const y = (points) => m.top + plotH - (points / yMax) * plotH;
 
-  const root = svg("svg", {
+  const root = svgEl("svg", {
     viewBox: `0 0 ${width} ${height}`,
     role: "img",
     "aria-label": strings.chart_description || "",
     class: "score-chart-svg",
     preserveAspectRatio: "xMidYMid meet",
   });
-  svg("title", {}, root).textContent = strings.scores_by_turn || "";
-  const grid = svg("g", { class: "chart-grid", "font-size": fontSize }, root);
+  svgEl("title", {}, root).textContent = strings.scores_by_turn || "";
+  const grid = svgEl("g", { class: "chart-grid", "font-size": fontSize }, root);
   const yStep = yMax <= 10 ? 2 : yMax <= 30 ? 5 : 10;
   for (let v = 0; v <= yMax; v += yStep) {
-    svg("line", { x1: m.left, x2: m.left + plotW, y1: y(v), y2: y(v), stroke: "#d4cfc4", "stroke-width": 1 }, grid);
-    const label = svg("text", { x: m.left - fontSize * 0.4, y: y(v) + fontSize * 0.35, "text-anchor": "end", fill: "#333" }, grid);
+    svgEl("line", { x1: m.left, x2: m.left + plotW, y1: y(v), y2: y(v), stroke: "#d4cfc4", "stroke-width": 1 }, grid);
+    const label = svgEl("text", { x: m.left - fontSize * 0.4, y: y(v) + fontSize * 0.35, "text-anchor": "end", fill: "#333" }, grid);
     label.textContent = String(v);
   }
   const span = maxTurn - minTurn;
   const xStep = span <= 16 ? 1 : Math.ceil(span / 16);
   for (let turn = minTurn; turn <= maxTurn; turn += xStep) {
-    const label = svg("text", { x: x(turn), y: m.top + plotH + fontSize * 1.3, "text-anchor": "middle", fill: "#333" }, grid);
+    const label = svgEl("text", { x: x(turn), y: m.top + plotH + fontSize * 1.3, "text-anchor": "middle", fill: "#333" }, grid);
     label.textContent = turn === 0 ? strings.start || "0" : String(turn);
   }
-  const axis = svg("text", {
+  const axis = svgEl("text", {
     x: m.left + plotW / 2, y: height - fontSize * 0.3, "text-anchor": "middle", fill: "#333",
   }, grid);
   axis.textContent = strings.turn || "";
-  svg("line", { x1: m.left, x2: m.left + plotW, y1: y(0), y2: y(0), stroke: "#555", "stroke-width": 1.5 }, grid);
+  svgEl("line", { x1: m.left, x2: m.left + plotW, y1: y(0), y2: y(0), stroke: "#555", "stroke-width": 1.5 }, grid);
 
   const ends = [];
   shown.forEach((clan, index) => {
     const colour = clan.colour || "#333";
     const points = history.filter((h) => clan.id in (h.scores || {})).map((h) => [x(h.turn), y(h.scores[clan.id]), h]);
-    const group = svg("g", { class: `chart-clan chart-clan-${clan.id}` }, root);
-    svg("title", {}, group).textContent = `${clan.name}: ${points.map(([, , h]) => h.scores[clan.id]).join(", ")}`;
-    svg("polyline", {
+    const group = svgEl("g", { class: `chart-clan chart-clan-${clan.id}` }, root);
+    svgEl("title", {}, group).textContent = `${clan.name}: ${points.map(([, , h]) => h.scores[clan.id]).join(", ")}`;
+    svgEl("polyline", {
       points: points.map(([px, py]) => `${px},${py}`).join(" "),
       fill: "none",
       stroke: colour,
@@ -191,9 +174,9 @@ export function drawScoreChart(container, history, { clans, strings = {}, width 
   for (let i = ends.length - 2; i >= 0; i -= 1) ends[i].labelY = Math.min(ends[i].labelY, ends[i + 1].labelY - gap);
   const labelX = m.left + plotW + fontSize * 0.8;
   for (const end of ends) {
-    svg("line", { x1: end.x, y1: end.y, x2: labelX + fontSize * 0.2, y2: end.labelY, stroke: end.colour, "stroke-width": 1, opacity: 0.6 }, end.group);
+    svgEl("line", { x1: end.x, y1: end.y, x2: labelX + fontSize * 0.2, y2: end.labelY, stroke: end.colour, "stroke-width": 1, opacity: 0.6 }, end.group);
     marker(end.shape, labelX + fontSize * 0.7, end.labelY, fontSize * 0.32, end.colour, end.group);
-    const text = svg("text", {
+    const text = svgEl("text", {
       x: labelX + fontSize * 1.4, y: end.labelY + fontSize * 0.35, fill: end.colour,
       "font-size": fontSize, "font-weight": 700,
     }, end.group);

@@ -22,7 +22,7 @@ STILL_MS = 1_500
 
 
 def clock_text(seconds: float) -> str:
-    """What the pages show for ``seconds`` left (formatClock in screen.js), below an hour."""
+    """What the pages show for ``seconds`` left (formatClock in format.js), below an hour."""
     whole = math.ceil(max(0.0, seconds))
     return f"{whole // 60}:{whole % 60:02d}"
 

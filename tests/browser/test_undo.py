@@ -20,7 +20,7 @@ pytestmark = pytest.mark.browser
 
 
 def clock_text(seconds: int) -> str:
-    """``formatClock`` in screen.js, below an hour."""
+    """``formatClock`` in format.js, below an hour."""
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 

@@ -1,0 +1,77 @@
+/**
+ * proposals.js: changes that wait for another player's consent (R8, R13): a General's
+ * change to another player's counts is a proposal, which that player confirms or declines
+ * and its maker may withdraw.
+ */
+
+import { ask } from "../battle_confirm.js";
+import { $, el } from "../dom.js";
+import { fmt } from "../players.js";
+import { button } from "./controls.js";
+import { armyLabel, armyShort, named, signed } from "./labels.js";
+import { send } from "./send.js";
+import { S, row, tablePlayer } from "./state.js";
+
+function proposalText(proposal) {
+  const a = proposal.action || {};
+  const army = armyShort(proposal.to);
+  let what;
+  if (a.type === "honor") what = fmt(S["proposal-honor"], { army, delta: signed(a.delta) });
+  else if (a.type === "province" && a.delta < 0) what = fmt(S["proposal-province-lost"], { army });
+  else if (a.type === "province") what = fmt(S["proposal-province-regained"], { army });
+  else if (a.type === "ring") what = fmt(S["proposal-ring"], { army, ring: S[`ring-${a.element}`] || a.element });
+  else if (a.type === "models") what = fmt(S["proposal-models"], { army, count: a.count });
+  else if (a.type === "victory_points") what = fmt(S["proposal-victory-points"], { army, delta: signed(a.points) });
+  else what = fmt(S["proposal-other"], { army, type: named("action", a.type) });
+  return fmt(S["proposal-line"], { by: armyLabel(proposal.by), what });
+}
+
+export function renderProposals() {
+  const proposals = row.proposals || [];
+  $("proposals-panel").hidden = proposals.length === 0;
+  $("proposal-list").replaceChildren(
+    ...proposals.map((proposal) => {
+      const answer = (word, okKey) => async (b) => {
+        // Consenting to his own end (his last province, −20 honor) is asked once more (R8).
+        const a = proposal.action || {};
+        const p = tablePlayer(proposal.to);
+        const ending =
+          p &&
+          ((a.type === "province" && a.delta < 0 && p.provinces === 1) ||
+            (a.type === "honor" && p.honor > -20 && p.honor + a.delta <= -20));
+        if (word === "confirm" && ending && !(await ask(S["confirm-ending"]))) return;
+        send(`/proposals/${proposal.id}`, { answer: word }, b, S[okKey]);
+      };
+      const buttons = [];
+      if (proposal.may_answer) {
+        buttons.push(
+          button(S["proposal-confirm"], answer("confirm", "proposal-confirmed"), {
+            className: "big-button is-primary",
+            key: `proposal-confirm-${proposal.id}`,
+          }),
+          button(S["proposal-decline"], answer("decline", "proposal-declined"), {
+            key: `proposal-decline-${proposal.id}`,
+          }),
+        );
+      }
+      if (proposal.may_withdraw) {
+        buttons.push(
+          button(S["proposal-withdraw"], answer("withdraw", "proposal-withdrawn"), {
+            className: "big-button is-quiet",
+            key: `proposal-withdraw-${proposal.id}`,
+          }),
+        );
+      }
+      const item = el(
+        "li",
+        { className: "proposal", attrs: { "data-proposal": String(proposal.id) } },
+        el("p", { className: "proposal-text", text: proposalText(proposal) }),
+      );
+      if (!proposal.may_answer) {
+        item.append(el("p", { className: "note", text: fmt(S["proposal-waiting"], { army: armyShort(proposal.to) }) }));
+      }
+      if (buttons.length) item.append(el("div", { className: "button-row tight" }, ...buttons));
+      return item;
+    }),
+  );
+}
