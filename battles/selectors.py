@@ -20,13 +20,13 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch, Q, QuerySet
 
 from battles.draws import battle_commitment, battle_draw_steps, battle_seed_revealed
 from battles.models import GATHERING_STATUSES, OPEN_STATUSES, Battle, BattleProposal, BattleSeat
+from referees.kernel import TournamentError
 from referees.models import Player, Tournament
 from referees.selectors import Viewer, clan_roles
-from referees.services import TournamentError
 from sl5r.rules.games import GameError, game_for
 from sl5r.rules.roles import Role
 from strategic_map.selectors import campaign_game_map
@@ -68,7 +68,7 @@ def _visible_filter(viewer: Viewer, roles: Mapping[str, list[Role]]) -> Q | None
     return None
 
 
-def _battles(tournament: Tournament) -> Any:
+def _battles(tournament: Tournament) -> QuerySet[Battle]:
     seats = BattleSeat.objects.select_related("army").order_by("id")
     return Battle.objects.filter(tournament=tournament).prefetch_related(
         Prefetch("seats", queryset=seats)
@@ -132,11 +132,11 @@ def battles_of_turn(*, tournament: Tournament, number: int, viewer: Viewer) -> l
 
 
 def battle_get(*, tournament: Tournament, battle_id: int) -> Battle:
-    """A table of ``tournament``; ``TournamentError`` 404 when there is none."""
+    """A table of ``tournament``; ``TournamentError`` ("not_found") when there is none."""
     battle = _battles(tournament).filter(pk=battle_id).first()
     if battle is None:
         raise TournamentError(
-            f"there is no battle {battle_id} in this tournament", code="not_found", status=404
+            f"there is no battle {battle_id} in this tournament", code="not_found"
         )
     return battle
 
@@ -253,7 +253,7 @@ def _row(
     actions: list[str] = []
     if battle.state is not None:
         by = JUDGE if judge else mine
-        summary, actions = _engine_view(battle, by)
+        summary, actions = _engine_view(battle, battle.state, by)
     outcome = battle.outcome
     winner = outcome.get("winner") if outcome else None
     row: dict[str, Any] = {
@@ -327,15 +327,17 @@ def _proposals(battle: Battle, *, judge: bool, mine: str | None) -> list[dict[st
     ]
 
 
-def _engine_view(battle: Battle, by: str | None) -> tuple[dict[str, Any] | None, list[str]]:
+def _engine_view(
+    battle: Battle, state: Mapping[str, Any], by: str | None
+) -> tuple[dict[str, Any] | None, list[str]]:
     """The game's summary and the action types ``by`` may send now (none when not playing)."""
     try:
         game = game_for(battle.game)
-        summary = game.summary(battle.state)
+        summary = game.summary(state)
         playing = battle.status == Battle.Status.BATTLE or (
             battle.status == Battle.Status.DECIDED and by == JUDGE
         )
-        actions = game.actions(battle.state, by=by) if by and playing else []
+        actions = game.actions(state, by=by) if by and playing else []
     except GameError:
         log.warning("battle %s: the game could not read its state", battle.pk, exc_info=True)
         return None, []

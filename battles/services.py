@@ -6,9 +6,9 @@ under the same lock as the board and the clock, writes its line in the tournamen
 what each viewer may see of a table is decided in ``battles.selectors``).
 
 The table game itself is ``sl5r.rules.games``: pure, handed its state and an action, and a
-random source from here. The map's side is here: who sits at the table, who may not give
-orders (``in_battle``, R4), who is destroyed and when he may reform (R9), who controls the
-province afterwards (R6).
+random source from here. The map's side is ``battles.board``: who stands in the province,
+who may not give orders (``in_battle``, R4), who is destroyed and when he may reform (R9),
+who controls the province afterwards (R6); this module never reads the board itself.
 
 Decisions (see also docs/api.md, "Battles"):
 
@@ -30,16 +30,26 @@ Decisions (see also docs/api.md, "Battles"):
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Prefetch, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from battles.board import (
+    battle_setup,
+    board_battle_enter,
+    board_battle_result,
+    board_casualties_restore,
+    campaign_armies,
+    campaign_control,
+    campaign_turn_number,
+    province_armies,
+    province_controller,
+)
 from battles.draws import BattleDraws
 from battles.models import (
     FIGHTING_STATUSES,
@@ -57,21 +67,19 @@ from referees.kernel import (
     log_write,
     refusal,
     tournament_lock,
+    unit_of_work,
 )
 from referees.models import Player, Tournament
-from sl5r.rules.battle import BattleSetup, Participant, battle_modifiers
+from sl5r.rules.battle import BattleSetup
 from sl5r.rules.games import (
     BattleGame,
     Casualty,
     Entrant,
     GameError,
     TableOutcome,
-    battle_casualties,
     game_for,
 )
-from strategic_map.models import Army, Campaign, Turn
-from strategic_map.selectors import campaign_game_map
-from strategic_map.services import board_place, board_set_control
+from strategic_map.models import Army
 
 Status = Battle.Status
 VOTES = ("peace", "battle")
@@ -100,7 +108,7 @@ def _who(actor: Actor | Player, tournament: Tournament) -> _Who:
     """A judge (``Actor`` with ``judge``), or a player: a General acts for his army only."""
     if isinstance(actor, Player):
         if actor.tournament_id != tournament.pk:
-            raise refusal(_("only a player of this tournament may do this"), "forbidden", 403)
+            raise refusal(_("only a player of this tournament may do this"), "forbidden")
         # The army comes with the player wherever he is read (token, session).
         army = actor.army if actor.role == Player.Role.GENERAL else None
         return _Who(actor=Actor.of_player(actor), judge=False, army=army.code if army else None)
@@ -109,9 +117,9 @@ def _who(actor: Actor | Player, tournament: Tournament) -> _Who:
 
 def _playing(tournament: Tournament) -> None:
     if tournament.phase == Tournament.Phase.FINISHED:
-        raise refusal(_(ERROR_GAME_OVER), "phase", 409)
+        raise refusal(_(ERROR_GAME_OVER), "phase")
     if tournament.phase != Tournament.Phase.RUNNING:
-        raise refusal(_(ERROR_NOT_RUNNING), "phase", 409)
+        raise refusal(_(ERROR_NOT_RUNNING), "phase")
 
 
 def _battle_locked(battle_id: int) -> tuple[Tournament, Battle]:
@@ -119,53 +127,11 @@ def _battle_locked(battle_id: int) -> tuple[Tournament, Battle]:
     tournament_id = Battle.objects.filter(pk=battle_id).values_list("tournament_id", flat=True)
     found = tournament_id.first()
     if found is None:
-        raise refusal(_("there is no battle %(id)s") % {"id": battle_id}, "not_found", 404)
+        raise refusal(_("there is no battle %(id)s") % {"id": battle_id}, "not_found")
     tournament = tournament_lock(found)
     battle = Battle.objects.get(pk=battle_id)
     battle.tournament = tournament
     return tournament, battle
-
-
-# --- The board -------------------------------------------------------------------------------
-
-
-def _current_turn(campaign: Campaign) -> int:
-    """The open turn's number; the last one played when none is open."""
-    numbers = (
-        Turn.objects.filter(campaign=campaign)
-        .exclude(status=Turn.Status.UNDONE)
-        .order_by("-number")
-        .values_list("number", "status")
-    )
-    first = numbers.first()
-    if first is None:
-        return 1
-    number, status = first
-    return int(number) if status == Turn.Status.OPEN else int(number) + 1
-
-
-def _armies(campaign: Campaign, codes: Iterable[str] | None = None) -> dict[str, Army]:
-    rows = Army.objects.filter(campaign=campaign)
-    if codes is not None:
-        rows = rows.filter(code__in=list(codes))
-    return {a.code: a for a in rows}
-
-
-def _alive_in(campaign: Campaign, province: str) -> dict[str, Army]:
-    """The armies standing in ``province`` now (destroyed ones have no province)."""
-    placed: dict[str, Any] = campaign.board.get("armies", {})
-    codes = [code for code, spot in placed.items() if spot.get("province") == province]
-    return dict(sorted(_armies(campaign, codes).items()))
-
-
-def _set_in_battle(campaign: Campaign, code: str, in_battle: bool) -> None:
-    spot = campaign.board.setdefault("armies", {}).get(code)
-    if spot is None or spot.get("province") is None:
-        return
-    if in_battle:
-        spot["in_battle"] = True
-    else:
-        spot.pop("in_battle", None)
 
 
 def _json(value: Any) -> Any:
@@ -180,27 +146,13 @@ def _game(battle: Battle) -> BattleGame:
     try:
         return game_for(battle.game)
     except GameError as error:
-        raise refusal(str(error), "game", 422) from error
+        raise refusal(str(error), "game") from error
 
 
 def _options(tournament: Tournament, game: str) -> dict[str, Any]:
     if game == Battle.Game.BUSHIDO:
         return {"turns": tournament.bushido_turns}  # R14: the scenario sets the turns
     return {}
-
-
-def _modifiers(
-    campaign: Campaign, province: str, armies: Mapping[str, Army], control: Mapping[str, Any]
-) -> BattleSetup:
-    """R7 Small Farms and R10 modifiers with ``control`` as it was when the battle started."""
-    return battle_modifiers(
-        game_map=campaign_game_map(campaign),
-        province=province,
-        participants=[Participant(army=code, clan=a.clan) for code, a in armies.items()],
-        control=control,
-        clan_abilities=campaign.clan_abilities,
-        base_hand=campaign.base_hand,
-    )
 
 
 def _entrants(setup: BattleSetup, codes: Collection[str]) -> list[Entrant]:
@@ -351,7 +303,7 @@ def battles_sync(
     meetings: list[Mapping[str, Any]] = list(result.get("meetings") or [])
     codes = {code for m in meetings for code in m["armies"]}
     codes |= {code for r in result.get("reinforcements") or [] for code in r["armies"]}
-    armies = _armies(campaign, codes)
+    armies = campaign_armies(campaign, codes)
 
     for meeting in meetings:
         province = meeting["province"]
@@ -493,7 +445,6 @@ def battles_undo(*, tournament: Tournament, turn_number: int, resolved_at: datet
             )
             % {"province": busy.province, "turn": turn_number},
             "tables_changed",
-            409,
         )
     if snapshot is None:
         return
@@ -556,8 +507,8 @@ def _reinforce(
         return True
     campaign = tournament.campaign
     everyone = {**{code: s.army for code, s in seats.items()}, **arriving}
-    control = (battle.setup or {}).get("control") or campaign.board.get("control", {})
-    setup = _modifiers(campaign, province, everyone, control)
+    control = (battle.setup or {}).get("control") or campaign_control(campaign)
+    setup = battle_setup(campaign, province=province, armies=everyone, control=control)
     game = _game(battle)
     draws = BattleDraws(
         battle,
@@ -567,7 +518,7 @@ def _reinforce(
     )
     try:
         state = game.reinforce(
-            battle.state,
+            _table_state(battle),
             entrants=_entrants(setup, arriving),
             rng=draws.rng,
             rng_label=draws.label,
@@ -615,7 +566,7 @@ def _reinforce(
 # --- The meeting: peace or battle (R7) -------------------------------------------------------
 
 
-@transaction.atomic
+@unit_of_work()
 def meeting_vote(
     *, battle_id: int, army_code: str | None, vote: str, actor: Actor | Player, now: datetime
 ) -> Battle:
@@ -627,14 +578,14 @@ def meeting_vote(
     tournament, battle = _battle_locked(battle_id)
     who = _who(actor, tournament)
     if vote not in VOTES:
-        raise refusal(_('vote: "peace" or "battle"'), "invalid", 422)
+        raise refusal(_('vote: "peace" or "battle"'), "validation")
     if who.judge:
         if not army_code:
-            raise refusal(_("army: name the army whose General's word is recorded"), "invalid", 422)
+            raise refusal(_("army: name the army whose General's word is recorded"), "validation")
     elif who.army is None:
-        raise refusal(_("only a General votes at a meeting, for his own army"), "forbidden", 403)
+        raise refusal(_("only a General votes at a meeting, for his own army"), "forbidden")
     elif army_code and army_code != who.army:
-        raise refusal(_("a General votes for his own army only"), "forbidden", 403)
+        raise refusal(_("a General votes for his own army only"), "forbidden")
     else:
         army_code = who.army
     _playing(tournament)
@@ -643,15 +594,14 @@ def meeting_vote(
     if seat is None:
         if who.judge:
             raise refusal(
-                _('army: "%(army)s" is not at this table') % {"army": army_code}, "invalid", 422
+                _('army: "%(army)s" is not at this table') % {"army": army_code}, "validation"
             )
-        raise refusal(_(ERROR_NOT_SEATED), "forbidden", 403)
+        raise refusal(_(ERROR_NOT_SEATED), "forbidden")
     if battle.status not in GATHERING_STATUSES:
         raise refusal(
             _("the meeting is over: this table is %(status)s (votes are for meetings)")
             % {"status": battle.status},
             "status",
-            409,
         )
     if seat.vote == vote:
         # The same word again (a phone's retry, a second tap) changes nothing: the record
@@ -660,7 +610,7 @@ def meeting_vote(
     seat.vote = vote
     seat.voted_at = now
     seat.save(update_fields=["vote", "voted_at"])
-    turn = _current_turn(tournament.campaign)
+    turn = campaign_turn_number(tournament.campaign)
     _table_log(
         tournament,
         battle,
@@ -686,7 +636,7 @@ def _start(
 ) -> None:
     """The battle starts with every army in the province (R7): set-up, ``in_battle``, game."""
     campaign = tournament.campaign
-    present = _alive_in(campaign, battle.province)
+    present = province_armies(campaign, battle.province)
     seats = _seats(battle)
     gone = sorted(set(seats) - set(present))
     arrived = sorted(set(present) - set(seats))
@@ -694,10 +644,9 @@ def _start(
         raise refusal(
             _("the armies here are all of one clan now: there is nobody to fight (R7)"),
             "no_enemy",
-            409,
         )
-    control = dict(campaign.board.get("control", {}))
-    setup = _modifiers(campaign, battle.province, present, control)
+    control = campaign_control(campaign)
+    setup = battle_setup(campaign, province=battle.province, armies=present, control=control)
     game = _game(battle)
     draws = BattleDraws(battle, state=None, participants=present, move={"type": "start"})
     try:
@@ -709,16 +658,14 @@ def _start(
         )
     except GameError as error:
         raise refusal(
-            _("the battle cannot start: %(problem)s") % {"problem": error}, "game", 422
+            _("the battle cannot start: %(problem)s") % {"problem": error}, "game"
         ) from error
     # The table follows the board: an army moved by a judge since the meeting opened.
     BattleSeat.objects.filter(battle=battle, army__code__in=gone).delete()
     BattleSeat.objects.bulk_create(
         [BattleSeat(battle=battle, army=present[c], joined_turn=turn) for c in arrived]
     )
-    for code in present:
-        _set_in_battle(campaign, code, True)  # R4: their Generals give no orders now
-    campaign.save(update_fields=["board"])
+    board_battle_enter(campaign=campaign, codes=present)  # R4: their Generals give no orders
     battle.status = Status.BATTLE
     battle.started_at = now
     battle.state = _json(state)
@@ -747,7 +694,7 @@ def _start(
 # --- Playing the table -----------------------------------------------------------------------
 
 
-@transaction.atomic
+@unit_of_work()
 def battle_act(
     *, battle_id: int, action: Mapping[str, Any], actor: Actor | Player, now: datetime
 ) -> Battle:
@@ -761,33 +708,29 @@ def battle_act(
     tournament, battle = _battle_locked(battle_id)
     who = _who(actor, tournament)
     if not who.judge and who.army is None:
-        raise refusal(_("only a General (or a judge) acts at a battle table"), "forbidden", 403)
+        raise refusal(_("only a General (or a judge) acts at a battle table"), "forbidden")
     _playing(tournament)
     seats = _seats(battle)
     if not who.judge and who.army not in seats:
-        raise refusal(_(ERROR_NOT_SEATED), "forbidden", 403)
+        raise refusal(_(ERROR_NOT_SEATED), "forbidden")
     if battle.status == Status.DECIDED and not who.judge:
         # A judge may still change the game's result (the game allows it); nobody else acts.
-        raise refusal(
-            _("the game is over: the winner chooses which armies survive"), "decided", 409
-        )
+        raise refusal(_("the game is over: the winner chooses which armies survive"), "decided")
     if battle.status not in FIGHTING_STATUSES:
         raise refusal(
             _("no battle is being played at this table (%(status)s)") % {"status": battle.status},
             "status",
-            409,
         )
     kind = action.get("type") if isinstance(action, Mapping) else None
     if not isinstance(kind, str) or not kind.strip():
-        raise refusal(_("type: name the action"), "invalid", 422)
+        raise refusal(_("type: name the action"), "validation")
     move = dict(action)
     if who.judge:
         by = move.get("by") or "judge"
         if by != "judge" and by not in seats:
             raise refusal(
                 _('by: "%(by)s" is not at this table ("judge" or a seated army)') % {"by": by},
-                "invalid",
-                422,
+                "validation",
             )
         move["by"] = by
     else:
@@ -795,7 +738,7 @@ def battle_act(
     confirmed = move.pop("confirm", False) is True
     game = _game(battle)
     state, outcome, draws = _played(game, battle, move, seats)
-    turn = _current_turn(tournament.campaign)
+    turn = campaign_turn_number(tournament.campaign)
     subject = move.get("army")
     if not who.judge and kind in COUNTED_ACTIONS and _someone_elses(battle, seats, who, subject):
         # R8, R13: another player's count changes only when he (or a judge) agrees.
@@ -809,7 +752,6 @@ def battle_act(
                 "that is what happened"
             ),
             "confirm",
-            409,
         )
     _played_store(
         tournament,
@@ -827,16 +769,25 @@ def battle_act(
     return battle
 
 
+def _table_state(battle: Battle) -> Mapping[str, Any]:
+    """The game on ``battle``'s table; a ``GameError`` (refused, not a crash) before the
+    table is laid out, when there is none to play on."""
+    state: Mapping[str, Any] | None = battle.state
+    if state is None:
+        raise GameError("table", "not laid out yet")
+    return state
+
+
 def _played(
     game: BattleGame, battle: Battle, move: Mapping[str, Any], seats: Mapping[str, BattleSeat]
 ) -> tuple[Any, TableOutcome | None, dict[str, Any] | None]:
     """The table after ``move``, its outcome, and the log's record of its draws (R11)."""
     draws = BattleDraws(battle, state=battle.state, participants=seats, move=move)
     try:
-        state = game.act(battle.state, move, rng=draws.rng, rng_label=draws.label)
+        state = game.act(_table_state(battle), move, rng=draws.rng, rng_label=draws.label)
         outcome = game.outcome(state)
     except GameError as error:
-        raise refusal(str(error), "illegal_action", 422) from error
+        raise refusal(str(error), "illegal_action") from error
     return state, outcome, draws.record(state)
 
 
@@ -875,7 +826,7 @@ def _someone_elses(
     """Whether ``subject``'s counts belong to another player than the General acting."""
     if not isinstance(subject, str) or subject not in seats or subject == who.army:
         return False
-    if battle.game == Battle.Game.BUSHIDO and who.army in seats:
+    if battle.game == Battle.Game.BUSHIDO and who.army is not None and who.army in seats:
         # R14: a side is a clan's warband; its Generals keep its models and points together.
         return seats[subject].army.clan != seats[who.army].army.clan
     return True
@@ -949,7 +900,7 @@ def _proposals_lapse(battle: Battle, now: datetime) -> None:
     )
 
 
-@transaction.atomic
+@unit_of_work()
 def battle_proposal_answer(
     *, battle_id: int, proposal_id: int, answer: str, actor: Actor | Player, now: datetime
 ) -> Battle:
@@ -959,39 +910,34 @@ def battle_proposal_answer(
     tournament, battle = _battle_locked(battle_id)
     who = _who(actor, tournament)
     if answer not in ANSWERS:
-        raise refusal(_('answer: "confirm", "decline" or "withdraw"'), "invalid", 422)
+        raise refusal(_('answer: "confirm", "decline" or "withdraw"'), "validation")
     _playing(tournament)
     proposal = BattleProposal.objects.filter(battle=battle, pk=proposal_id).first()
     if proposal is None:
         raise refusal(
-            _("there is no proposal %(id)s at this table") % {"id": proposal_id}, "not_found", 404
+            _("there is no proposal %(id)s at this table") % {"id": proposal_id}, "not_found"
         )
     if proposal.status != BattleProposal.Status.OPEN:
         raise refusal(
             _("this proposal is %(status)s already") % {"status": proposal.get_status_display()},
             "status",
-            409,
         )
     if not who.judge:
         if answer == "withdraw" and who.army != proposal.by:
-            raise refusal(
-                _("only its proposer (or a judge) withdraws a proposal"), "forbidden", 403
-            )
+            raise refusal(_("only its proposer (or a judge) withdraws a proposal"), "forbidden")
         if answer != "withdraw" and who.army != proposal.to:
             raise refusal(
                 _("only the player it concerns (or a judge) confirms or declines a proposal"),
                 "forbidden",
-                403,
             )
     seats = _seats(battle)
-    turn = _current_turn(tournament.campaign)
+    turn = campaign_turn_number(tournament.campaign)
     if answer == "confirm":
         if battle.status != Status.BATTLE:
             raise refusal(
                 _("no battle is being played at this table (%(status)s)")
                 % {"status": battle.status},
                 "status",
-                409,
             )
         move = dict(proposal.action)
         state, outcome, draws = _played(_game(battle), battle, move, seats)
@@ -1038,7 +984,7 @@ def battle_proposal_answer(
 
 def _spared_by_clan(outcome: TableOutcome, seats: Mapping[str, BattleSeat]) -> set[str]:
     """The winner and his clan's armies: they never fight each other, so they survive."""
-    if outcome.kind != "win" or outcome.winner not in seats:
+    if outcome.kind != "win" or outcome.winner is None or outcome.winner not in seats:
         return set()
     clan = seats[outcome.winner].army.clan
     return {code for code, s in seats.items() if s.army.clan == clan}
@@ -1079,7 +1025,7 @@ def _decided(
     )
 
 
-@transaction.atomic
+@unit_of_work()
 def battle_result_choose(
     *, battle_id: int, survivors: Sequence[str], actor: Actor | Player, now: datetime
 ) -> Battle:
@@ -1093,33 +1039,29 @@ def battle_result_choose(
     outcome = _outcome_of(battle.outcome) if battle.outcome else None
     if not who.judge and (outcome is None or who.army != outcome.winner):
         raise refusal(
-            _("only the winner's General (or a judge) chooses who survives (R8)"), "forbidden", 403
+            _("only the winner's General (or a judge) chooses who survives (R8)"), "forbidden"
         )
     if battle.status == Status.ENDED:
-        raise refusal(
-            _("the battle has ended already; a judge may correct its result"), "status", 409
-        )
+        raise refusal(_("the battle has ended already; a judge may correct its result"), "status")
     if battle.status != Status.DECIDED or outcome is None:
         raise refusal(
             _("there is no winner's choice to make at this table (%(status)s)")
             % {"status": battle.status},
             "status",
-            409,
         )
     named = list(dict.fromkeys(survivors))
     for code in named:
         if code not in seats:
             raise refusal(
-                _('survivors: "%(army)s" is not in this battle') % {"army": code}, "invalid", 422
+                _('survivors: "%(army)s" is not in this battle') % {"army": code}, "validation"
             )
         if code in outcome.losers:
             raise refusal(
                 _('survivors: "%(army)s" lost the game and is destroyed (R8)') % {"army": code},
-                "invalid",
-                422,
+                "validation",
             )
     chosen = set(named) | _spared_by_clan(outcome, seats)
-    turn = _current_turn(tournament.campaign)
+    turn = campaign_turn_number(tournament.campaign)
     _end(tournament, battle, outcome, survivors=chosen, who=who, turn=turn, now=now)
     announce(tournament, "battle")
     return battle
@@ -1138,8 +1080,15 @@ def _end(
     """The battle's result on the map: casualties (R8, R9), ``in_battle`` off, control (R6)."""
     campaign = tournament.campaign
     seats = _seats(battle)
-    control_before = campaign.board.get("control", {}).get(battle.province)
-    casualties = _apply(campaign, battle, outcome, armies=seats, survivors=survivors, turn=turn)
+    control_before = province_controller(campaign, battle.province)
+    casualties = board_battle_result(
+        campaign=campaign,
+        province=battle.province,
+        outcome=outcome,
+        armies={code: seat.army for code, seat in seats.items()},
+        survivors=survivors,
+        turn=turn,
+    )
     battle.status = Status.ENDED
     battle.ended_at = now
     battle.outcome = {
@@ -1147,7 +1096,7 @@ def _end(
         "survivors": sorted(set(seats) - {c.army for c in casualties}),
         "turn": turn,
         "control_before": control_before,
-        "control_after": campaign.board.get("control", {}).get(battle.province),
+        "control_after": province_controller(campaign, battle.province),
     }
     battle.casualties = [_casualty_json(c) for c in casualties]
     battle.decided_at = battle.decided_at or now
@@ -1165,48 +1114,6 @@ def _end(
     _table_after(tournament, battle, fought=set(seats), turn=turn, now=now, actor=who.actor)
 
 
-def _apply(
-    campaign: Campaign,
-    battle: Battle,
-    outcome: TableOutcome,
-    *,
-    armies: Mapping[str, BattleSeat],
-    survivors: Collection[str],
-    turn: int,
-    control_before: tuple[str | None] | None = None,
-) -> tuple[Casualty, ...]:
-    """Destroy the casualties, free the rest, and update the province's control (R6).
-
-    When the armies left are all of one clan, that clan takes the province; otherwise
-    control stays as it is, or, for a correction (``control_before`` given), goes back to
-    what it was before the corrected result changed it.
-    """
-    try:
-        casualties = battle_casualties(
-            armies=sorted(armies), outcome=outcome, survivors=survivors, turn=turn
-        )
-    except GameError as error:
-        raise refusal(str(error), "invalid", 422) from error
-    for casualty in casualties:
-        board_place(
-            campaign=campaign,
-            army=armies[casualty.army].army,
-            province=None,
-            destroyed_in_turn=turn,
-            destroyed_by=casualty.destroyed_by,
-        )
-    left = _alive_in(campaign, battle.province)
-    for code in left:
-        _set_in_battle(campaign, code, False)
-    clans = {a.clan for a in left.values()}
-    if len(clans) == 1:
-        board_set_control(campaign=campaign, province=battle.province, clan=clans.pop())
-    elif control_before is not None:
-        board_set_control(campaign=campaign, province=battle.province, clan=control_before[0])
-    campaign.save(update_fields=["board"])
-    return casualties
-
-
 def _table_after(
     tournament: Tournament,
     battle: Battle,
@@ -1218,7 +1125,7 @@ def _table_after(
 ) -> None:
     """After a result, whoever is still together in the province sits at the next table."""
     campaign = tournament.campaign
-    present = _alive_in(campaign, battle.province)
+    present = province_armies(campaign, battle.province)
     waiting = Battle.objects.filter(
         tournament=tournament, province=battle.province, status__in=GATHERING_STATUSES
     ).first()
@@ -1251,7 +1158,7 @@ def _table_after(
 # --- A judge's correction --------------------------------------------------------------------
 
 
-@transaction.atomic
+@unit_of_work()
 def battle_correct(
     *,
     battle_id: int,
@@ -1272,29 +1179,28 @@ def battle_correct(
     tournament, battle = _battle_locked(battle_id)
     who = _who(actor, tournament)
     if not who.judge:
-        raise refusal(_("only a judge corrects a battle's result"), "forbidden", 403)
+        raise refusal(_("only a judge corrects a battle's result"), "forbidden")
     if not reason.strip():
-        raise refusal(_("reason: say why the result is corrected"), "invalid", 422)
+        raise refusal(_("reason: say why the result is corrected"), "validation")
     if kind not in OUTCOME_KINDS:
-        raise refusal(_('kind: "win" or "truce"'), "invalid", 422)
+        raise refusal(_('kind: "win" or "truce"'), "validation")
     if battle.status != Status.ENDED or not battle.outcome:
         raise refusal(
             _("only an ended battle's result is corrected (this one is %(status)s)")
             % {"status": battle.status},
             "status",
-            409,
         )
     seats = _seats(battle)
     if kind == "win" and winner not in seats:
         raise refusal(
-            _('winner: "%(army)s" is not in this battle') % {"army": winner or ""}, "invalid", 422
+            _('winner: "%(army)s" is not in this battle') % {"army": winner or ""}, "validation"
         )
     if kind == "truce" and winner:
-        raise refusal(_("winner: a truce has no winner"), "invalid", 422)
+        raise refusal(_("winner: a truce has no winner"), "validation")
     for code in survivors:
         if code not in seats:
             raise refusal(
-                _('survivors: "%(army)s" is not in this battle') % {"army": code}, "invalid", 422
+                _('survivors: "%(army)s" is not in this battle') % {"army": code}, "validation"
             )
     campaign = tournament.campaign
     if Battle.objects.filter(
@@ -1303,20 +1209,16 @@ def battle_correct(
         raise refusal(
             _("another battle is going on in this province; correct this one after it ends"),
             "busy",
-            409,
         )
     before = {"outcome": battle.outcome, "casualties": battle.casualties}
-    turn = int(battle.outcome.get("turn") or _current_turn(campaign))
-    restored, kept_off = [], []
-    placed = campaign.board.get("armies", {})
-    for casualty in battle.casualties or []:
-        code = casualty["army"]
-        spot = placed.get(code) or {}
-        if code in seats and spot.get("province") is None and spot.get("destroyed_in_turn") == turn:
-            board_place(campaign=campaign, army=seats[code].army, province=battle.province)
-            restored.append(code)
-        else:
-            kept_off.append(code)  # reformed or moved since: left where it is
+    turn = int(battle.outcome.get("turn") or campaign_turn_number(campaign))
+    restored, kept_off = board_casualties_restore(
+        campaign=campaign,
+        province=battle.province,
+        armies={code: seat.army for code, seat in seats.items()},
+        casualties=battle.casualties or [],
+        turn=turn,
+    )
     at_table = {c: s for c, s in seats.items() if c not in kept_off}
     if kind == "truce":
         outcome = TableOutcome(kind="truce", winner=None, losers=(), reason=reason.strip())
@@ -1326,8 +1228,7 @@ def battle_correct(
             raise refusal(
                 _("winner: %(army)s has reformed or moved since; move it back first")
                 % {"army": winner},
-                "invalid",
-                422,
+                "validation",
             )
         assert winner is not None
         losers = tuple(
@@ -1337,11 +1238,11 @@ def battle_correct(
         )
         outcome = TableOutcome(kind="win", winner=winner, losers=losers, reason=reason.strip())
         alive = (set(survivors) | _spared_by_clan(outcome, seats)) & set(at_table)
-    casualties = _apply(
-        campaign,
-        battle,
-        outcome,
-        armies=at_table,
+    casualties = board_battle_result(
+        campaign=campaign,
+        province=battle.province,
+        outcome=outcome,
+        armies={code: seat.army for code, seat in at_table.items()},
         survivors=alive,
         turn=turn,
         control_before=(battle.outcome.get("control_before"),),
@@ -1351,7 +1252,7 @@ def battle_correct(
         "survivors": sorted(set(seats) - {c.army for c in casualties} - set(kept_off)),
         "turn": turn,
         "control_before": battle.outcome.get("control_before"),
-        "control_after": campaign.board.get("control", {}).get(battle.province),
+        "control_after": province_controller(campaign, battle.province),
         "corrected": True,
     }
     battle.casualties = [_casualty_json(c) for c in casualties]
@@ -1362,7 +1263,7 @@ def battle_correct(
         actor=who.actor,
         action="battle_corrected",
         now=now,
-        turn=_current_turn(campaign),
+        turn=campaign_turn_number(campaign),
         reason=reason.strip(),
         before=before,
         after={"outcome": battle.outcome, "casualties": battle.casualties},
@@ -1379,12 +1280,12 @@ def _resync_after_correction(
 ) -> None:
     """The table that gathered after the battle follows the corrected board."""
     campaign = tournament.campaign
-    turn = _current_turn(campaign)
+    turn = campaign_turn_number(campaign)
     waiting = Battle.objects.filter(
         tournament=tournament, province=battle.province, status__in=GATHERING_STATUSES
     ).first()
     if waiting is not None:
-        present = _alive_in(campaign, battle.province)
+        present = province_armies(campaign, battle.province)
         seats = _seats(waiting)
         if len({a.clan for a in present.values()}) >= 2:
             joined = [c for c in present if c not in seats]

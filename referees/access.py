@@ -12,17 +12,17 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.contrib.sessions.backends.base import SessionBase
-from django.db import transaction
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.translation import gettext, gettext_noop
 
 from referees.backups import backup_on_commit
+from referees.kernel import TournamentError, unit_of_work
 from referees.models import JudgeKey, Player, Tournament
 from referees.selectors import clan_roles
-from referees.services import TournamentError, player_token
+from referees.tokens import player_token
 from sl5r.public_url import public_url
 from sl5r.rules.roles import Role
 from strategic_map.models import Map
@@ -46,7 +46,7 @@ def tournament_get(*, tournament_id: int) -> Tournament:
     tournament = Tournament.objects.select_related("campaign").filter(pk=tournament_id).first()
     if tournament is None:
         raise TournamentError(
-            gettext(ERROR_NO_TOURNAMENT) % {"id": tournament_id}, code="not_found", status=404
+            gettext(ERROR_NO_TOURNAMENT) % {"id": tournament_id}, code="not_found"
         )
     return tournament
 
@@ -55,7 +55,7 @@ def map_get(*, slug: str) -> Map:
     """A loaded map; ``TournamentError`` 404 when there is none."""
     found = Map.objects.filter(slug=slug).first()
     if found is None:
-        raise TournamentError(gettext(ERROR_NO_MAP) % {"slug": slug}, code="not_found", status=404)
+        raise TournamentError(gettext(ERROR_NO_MAP) % {"slug": slug}, code="not_found")
     return found
 
 
@@ -71,9 +71,7 @@ def player_get(*, tournament: Tournament, player_id: int) -> Player:
         .first()
     )
     if player is None:
-        raise TournamentError(
-            gettext(ERROR_NO_PLAYER) % {"id": player_id}, code="not_found", status=404
-        )
+        raise TournamentError(gettext(ERROR_NO_PLAYER) % {"id": player_id}, code="not_found")
     return player
 
 
@@ -105,7 +103,7 @@ def user_judges(user: AbstractBaseUser | AnonymousUser | None, tournament: Tourn
     assert user is not None
     if getattr(user, "is_superuser", False):
         return True
-    return tournament.judges.filter(pk=user.pk).exists()
+    return user.pk is not None and tournament.judges.filter(pk=user.pk).exists()
 
 
 def player_declares_for(player: Player, tournament: Tournament, clan: str) -> bool:
@@ -141,8 +139,8 @@ class IssuedKey:
     """The secret itself: shown once, never stored."""
 
 
-@transaction.atomic
-def judge_key_create(*, user: AbstractBaseUser, label: str = "") -> IssuedKey:
+@unit_of_work()
+def judge_key_create(*, user: User, label: str = "") -> IssuedKey:
     """A new API key for ``user``; only its SHA-256 is stored."""
     key = JUDGE_KEY_PREFIX + secrets.token_urlsafe(32)
     judge_key = JudgeKey.objects.create(user=user, label=label.strip(), key_hash=_key_hash(key))
@@ -151,7 +149,7 @@ def judge_key_create(*, user: AbstractBaseUser, label: str = "") -> IssuedKey:
     return IssuedKey(judge_key=judge_key, key=key)
 
 
-def judge_key_user(key: str) -> AbstractBaseUser | None:
+def judge_key_user(key: str) -> User | None:
     """The active user a (not revoked) API key belongs to, or None."""
     if not key.startswith(JUDGE_KEY_PREFIX):
         return None

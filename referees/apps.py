@@ -13,4 +13,7 @@ class RefereesConfig(AppConfig):
         # Configure the Celery app in every Django process, so that tasks sent from the web
         # server use the configured broker. It is not imported by `sl5r/__init__.py`, which
         # must stay free of side effects (see there).
+        # The live updates listen to the kernel's tournament_changed (referees/kernel.py),
+        # which cannot import them: they sit at the top of the stack.
+        import referees.events  # noqa: F401
         import sl5r.celery  # noqa: F401

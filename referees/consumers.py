@@ -43,6 +43,7 @@ import json
 import logging
 import time
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
@@ -59,8 +60,9 @@ from referees.access import (
     user_judges,
 )
 from referees.events import PUBLIC_FIELDS, tournament_group, tournament_public_group
+from referees.kernel import TournamentError
 from referees.models import Tournament
-from referees.services import TournamentError, player_from_token
+from referees.services import player_from_token
 
 log = logging.getLogger(__name__)
 
@@ -104,13 +106,13 @@ class Admission:
     refused: int | None = None
 
 
-def _query_token(scope: dict[str, Any]) -> str | None:
+def _query_token(scope: Mapping[str, Any]) -> str | None:
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     values = query.get("token")
     return values[0].strip() if values else None
 
 
-def admit(scope: dict[str, Any], tournament_id: int) -> Admission:
+def admit(scope: Mapping[str, Any], tournament_id: int) -> Admission:
     """Who is connecting to ``tournament_id`` (judge, player, public), or why not.
 
     The same order as ``referees.auth`` and ``api._viewer``: a token that is present must

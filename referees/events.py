@@ -34,11 +34,13 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
+from django.dispatch import receiver
 from django.utils import timezone
 
+from referees.kernel import tournament_changed
 from referees.models import Tournament
-from referees.selectors import Viewer, tournament_state
+from referees.selectors import Viewer
+from referees.state import tournament_state
 from sl5r.serving.interface import handoff_loop
 
 log = logging.getLogger(__name__)
@@ -103,29 +105,28 @@ def event_payload(*, version: int, kind: str, **data: Any) -> dict[str, Any]:
 NOT_PUBLIC_KINDS = frozenset({"order", "instruction"})
 
 
-def event_send_on_commit(*, tournament_id: int, version: int, kind: str, **data: Any) -> None:
-    """Announce a change to everyone watching the tournament once it is committed.
+@receiver(tournament_changed, dispatch_uid="referees.events.event_send")
+def event_send(
+    *, tournament_id: int, version: int, kind: str, data: dict[str, Any], **_: Any
+) -> None:
+    """Announce a committed change to everyone watching the tournament.
 
-    ``data`` may hold anything a service finds useful to say, but only ``turn`` and
-    ``phase`` are broadcast. Judges and players get just that; the public group gets the
-    same plus the public state, built here once for all its sockets.
+    The kernel sends ``tournament_changed`` once per unit of work, after its commit. Only
+    ``turn`` and ``phase`` of ``data`` are broadcast: judges and players get just that; the
+    public group gets the same plus the public state, built here once for all its sockets.
     """
     message = event_payload(version=version, kind=kind, **data)
-
-    def send() -> None:
-        layer = get_channel_layer()
-        if layer is None:
-            return
-        _group_send(layer, tournament_group(tournament_id), message)
-        if kind in NOT_PUBLIC_KINDS:
-            return
-        public = dict(message)
-        state = public_state(tournament_id)
-        if state is not None:
-            public["state_json"] = state
-        _group_send(layer, tournament_public_group(tournament_id), public)
-
-    transaction.on_commit(send)
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    _group_send(layer, tournament_group(tournament_id), message)
+    if kind in NOT_PUBLIC_KINDS:
+        return
+    public = dict(message)
+    state = public_state(tournament_id)
+    if state is not None:
+        public["state_json"] = state
+    _group_send(layer, tournament_public_group(tournament_id), public)
 
 
 def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:

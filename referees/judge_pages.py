@@ -26,6 +26,7 @@ from django.views.decorators.http import require_safe
 
 from battles.selectors import battles_of_turn
 from referees.access import player_join_link, tournament_get, tournament_players, user_judges
+from referees.kernel import TournamentError
 from referees.log_texts import (
     LOG_KINDS,
     LogContext,
@@ -38,10 +39,10 @@ from referees.page_refusals import judge_or_refusal, problem_page
 from referees.selectors import (
     Viewer,
     resolved_turn_numbers,
-    tournament_state,
     turn_history,
 )
-from referees.services import TournamentError, tournament_clans
+from referees.services import tournament_clans
+from referees.state import tournament_state
 from referees.texts import REJECTIONS
 from sl5r.public_url import public_url as page_public_url
 from sl5r.public_url import qr_svg

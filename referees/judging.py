@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db.models import Field
 from django.urls import reverse
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
@@ -28,7 +28,7 @@ from django.utils.translation import gettext as _
 
 from referees.access import IssuedKey, judge_key_create
 from referees.backups import backup_on_commit
-from referees.kernel import Actor, log_write, refusal, tournament_lock
+from referees.kernel import Actor, log_write, refusal, tournament_lock, unit_of_work
 from referees.models import JudgeKey, Tournament
 
 MAX_KEY_LABEL = 120
@@ -51,7 +51,7 @@ welcome_tokens = WelcomeLinkTokens()
 class JudgeInvitation:
     """A new judge's account and his one-time sign-in link (shown once, never stored)."""
 
-    user: AbstractBaseUser
+    user: User
     uidb64: str
     token: str
 
@@ -63,18 +63,18 @@ class JudgeInvitation:
 # --- Reading ----------------------------------------------------------------------------------
 
 
-def tournament_judges(*, tournament: Tournament) -> list[AbstractBaseUser]:
+def tournament_judges(*, tournament: Tournament) -> list[User]:
     """The tournament's judges, by user name."""
     user_model = get_user_model()
     return list(tournament.judges.order_by(user_model.USERNAME_FIELD))
 
 
-def user_judge_keys(*, user: AbstractBaseUser) -> list[JudgeKey]:
+def user_judge_keys(*, user: User) -> list[JudgeKey]:
     """The user's API keys, newest first, revoked ones too (their hashes only)."""
     return list(JudgeKey.objects.filter(user=user).order_by("-created_at", "-id"))
 
 
-def welcome_link_user(*, uidb64: str, token: str) -> AbstractBaseUser | None:
+def welcome_link_user(*, uidb64: str, token: str) -> User | None:
     """The active account a one-time link signs in, or None (forged, used or expired)."""
     user = welcome_link_account(uidb64=uidb64)
     if user is None or not welcome_tokens.check_token(user, token):
@@ -82,14 +82,14 @@ def welcome_link_user(*, uidb64: str, token: str) -> AbstractBaseUser | None:
     return user
 
 
-def welcome_link_account(*, uidb64: str) -> AbstractBaseUser | None:
+def welcome_link_account(*, uidb64: str) -> User | None:
     """The active account named by a link's ``uidb64``, whatever its token; None if none."""
     user_model = get_user_model()
     try:
         pk = user_model._meta.pk.to_python(force_str(urlsafe_base64_decode(uidb64)))
     except (TypeError, ValueError, OverflowError, ValidationError):
         return None
-    user: AbstractBaseUser | None = user_model._default_manager.filter(pk=pk).first()
+    user: User | None = user_model._default_manager.filter(pk=pk).first()
     if user is None or not user.is_active:
         return None
     return user
@@ -98,42 +98,40 @@ def welcome_link_account(*, uidb64: str) -> AbstractBaseUser | None:
 # --- Judges -----------------------------------------------------------------------------------
 
 
-def _account_named(username: str) -> AbstractBaseUser:
+def _account_named(username: str) -> User:
     user_model = get_user_model()
     name = username.strip()
     if not name:
         raise refusal(_("username: give the user name of the account"), "username")
-    user: AbstractBaseUser | None = user_model._default_manager.filter(
+    user: User | None = user_model._default_manager.filter(
         **{user_model.USERNAME_FIELD: name}
     ).first()
     if user is None:
         raise refusal(
             _('username: there is no account "%(name)s"') % {"name": name},
             "not_found",
-            404,
         )
     if not user.is_active:
         raise refusal(
-            _('username: the account "%(name)s" is disabled') % {"name": name}, "inactive", 409
+            _('username: the account "%(name)s" is disabled') % {"name": name}, "inactive"
         )
     return user
 
 
-def _refuse_if_judge(tournament: Tournament, user: AbstractBaseUser) -> None:
+def _refuse_if_judge(tournament: Tournament, user: User) -> None:
     if tournament.judges.filter(pk=user.pk).exists():
         raise refusal(
             _('username: "%(name)s" is already a judge of this tournament')
             % {"name": user.get_username()},
             "already_judge",
-            409,
         )
 
 
-def _judge_of(tournament: Tournament, user_id: int) -> AbstractBaseUser:
-    user: AbstractBaseUser | None = tournament.judges.filter(pk=user_id).first()
+def _judge_of(tournament: Tournament, user_id: int) -> User:
+    user: User | None = tournament.judges.filter(pk=user_id).first()
     if user is None:
         raise refusal(
-            _("there is no judge %(id)s in this tournament") % {"id": user_id}, "not_found", 404
+            _("there is no judge %(id)s in this tournament") % {"id": user_id}, "not_found"
         )
     return user
 
@@ -149,6 +147,7 @@ def _username_free(username: str, *, taken: str) -> str:
     if not name:
         raise refusal(_("username: give the new judge a user name"), "username")
     field = user_model._meta.get_field(user_model.USERNAME_FIELD)
+    assert isinstance(field, Field)  # the user name is a column, not a relation
     try:
         name = field.clean(name, None)
     except ValidationError as error:
@@ -159,11 +158,11 @@ def _username_free(username: str, *, taken: str) -> str:
         **{f"{user_model.USERNAME_FIELD}__iexact": name}
     ).first()
     if found is not None:
-        raise refusal(taken % {"name": found.get_username()}, "username_taken", 409)
+        raise refusal(taken % {"name": found.get_username()}, "username_taken")
     return str(name)
 
 
-def _refuse_weak_password(password: str, user: AbstractBaseUser) -> None:
+def _refuse_weak_password(password: str, user: User) -> None:
     if not password:
         raise refusal(_("password: give a password"), "password")
     try:
@@ -174,7 +173,7 @@ def _refuse_weak_password(password: str, user: AbstractBaseUser) -> None:
         ) from error
 
 
-def _invitation(user: AbstractBaseUser) -> JudgeInvitation:
+def _invitation(user: User) -> JudgeInvitation:
     return JudgeInvitation(
         user=user,
         uidb64=urlsafe_base64_encode(force_bytes(user.pk)),
@@ -182,10 +181,8 @@ def _invitation(user: AbstractBaseUser) -> JudgeInvitation:
     )
 
 
-@transaction.atomic
-def judge_add(
-    *, tournament_id: int, username: str, actor: Actor, now: datetime
-) -> AbstractBaseUser:
+@unit_of_work()
+def judge_add(*, tournament_id: int, username: str, actor: Actor, now: datetime) -> User:
     """An existing active account becomes a judge of the tournament."""
     tournament = tournament_lock(tournament_id)
     user = _account_named(username)
@@ -203,7 +200,7 @@ def judge_add(
     return user
 
 
-@transaction.atomic
+@unit_of_work()
 def judge_invite(
     *, tournament_id: int, username: str, actor: Actor, now: datetime
 ) -> JudgeInvitation:
@@ -234,7 +231,7 @@ def judge_invite(
     return _invitation(user)
 
 
-@transaction.atomic
+@unit_of_work()
 def judge_link_renew(
     *, tournament_id: int, user_id: int, actor: Actor, now: datetime
 ) -> JudgeInvitation:
@@ -252,7 +249,6 @@ def judge_link_renew(
             )
             % {"name": user.get_username()},
             "has_password",
-            409,
         )
     log_write(
         tournament,
@@ -265,7 +261,7 @@ def judge_link_renew(
     return _invitation(user)
 
 
-@transaction.atomic
+@unit_of_work()
 def judge_remove(*, tournament_id: int, user_id: int, actor: Actor, now: datetime) -> None:
     """The account stops judging the tournament; never its last judge."""
     tournament = tournament_lock(tournament_id)
@@ -278,7 +274,6 @@ def judge_remove(*, tournament_id: int, user_id: int, actor: Actor, now: datetim
             )
             % {"name": user.get_username()},
             "last_judge",
-            409,
         )
     tournament.judges.remove(user)
     log_write(
@@ -295,8 +290,8 @@ def judge_remove(*, tournament_id: int, user_id: int, actor: Actor, now: datetim
 # --- Accounts (manage.py createjudge) --------------------------------------------------------
 
 
-@transaction.atomic
-def judge_account_create(*, username: str, password: str) -> AbstractBaseUser:
+@unit_of_work()
+def judge_account_create(*, username: str, password: str) -> User:
     """A new active account with ``password`` (checked by the site's password rules).
 
     It judges nothing yet: it becomes the judge of the tournaments it sets up, or is added
@@ -311,15 +306,15 @@ def judge_account_create(*, username: str, password: str) -> AbstractBaseUser:
     )
     user_model = get_user_model()
     _refuse_weak_password(password, user_model(**{user_model.USERNAME_FIELD: name}))
-    user: AbstractBaseUser = user_model._default_manager.create_user(
+    user: User = user_model._default_manager.create_user(
         **{user_model.USERNAME_FIELD: name}, password=password
     )
     backup_on_commit(reason="judges")
     return user
 
 
-@transaction.atomic
-def judge_account_password_set(*, username: str, password: str) -> AbstractBaseUser:
+@unit_of_work()
+def judge_account_password_set(*, username: str, password: str) -> User:
     """A new password for an existing active account (its sessions end)."""
     user = _account_named(username)
     _refuse_weak_password(password, user)
@@ -332,9 +327,9 @@ def judge_account_password_set(*, username: str, password: str) -> AbstractBaseU
 # --- API keys ---------------------------------------------------------------------------------
 
 
-@transaction.atomic
+@unit_of_work()
 def judge_key_issue(
-    *, user: AbstractBaseUser, tournament_id: int, label: str, actor: Actor, now: datetime
+    *, user: User, tournament_id: int, label: str, actor: Actor, now: datetime
 ) -> IssuedKey:
     """A new API key for ``user`` (shown once); the log of the tournament it was made in
     names it by its number and label, never the key."""
@@ -356,17 +351,17 @@ def judge_key_issue(
     return issued
 
 
-@transaction.atomic
+@unit_of_work()
 def judge_key_revoke(
-    *, user: AbstractBaseUser, key_id: int, tournament_id: int, actor: Actor, now: datetime
+    *, user: User, key_id: int, tournament_id: int, actor: Actor, now: datetime
 ) -> JudgeKey:
     """``user``'s key stops working at once (``access.judge_key_user`` skips revoked keys)."""
     tournament = tournament_lock(tournament_id)
     judge_key = JudgeKey.objects.select_for_update().filter(pk=key_id, user=user).first()
     if judge_key is None:
-        raise refusal(_("you have no API key %(id)s") % {"id": key_id}, "not_found", 404)
+        raise refusal(_("you have no API key %(id)s") % {"id": key_id}, "not_found")
     if judge_key.revoked_at is not None:
-        raise refusal(_("the API key %(id)s is revoked already") % {"id": key_id}, "revoked", 409)
+        raise refusal(_("the API key %(id)s is revoked already") % {"id": key_id}, "revoked")
     judge_key.revoked_at = now
     judge_key.save(update_fields=["revoked_at"])
     log_write(

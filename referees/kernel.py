@@ -4,36 +4,61 @@ Every tournament operation (set-up, the clock, orders, battles) takes the tourna
 writes its lines in the log (R11) and announces itself after commit through these. They sit
 below every domain module (``referees.services``, ``referees.roster``, ``referees.judging``,
 ``battles``), so that each uses them by their public names.
+
+One operation is one unit of work (``unit_of_work``): however many changes it announces —
+a turn resolution announces the turn and its battle tables — the tournament's version grows
+once and one event goes out, after commit, through the ``tournament_changed`` signal. The
+kernel does not know who listens: ``referees.events`` (the live updates) connects to it when
+the app is ready, so that nothing here imports the transport.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.dispatch import Signal
 from django.utils.translation import gettext as _
 
 from referees.backups import backup_on_commit
-from referees.events import event_send_on_commit
 from referees.models import LogEntry, Player, Tournament
 from strategic_map.models import Campaign
 
+tournament_changed = Signal()
+"""Sent once per committed unit of work that changed a tournament, with ``tournament_id``,
+``version`` (the new one), ``kind`` (the last change announced: what the event says),
+``kinds`` (every change, in order) and ``data`` (what the announcements passed, merged)."""
+
 
 class TournamentError(ValueError):
-    """A request that cannot be carried out; the message says why, for a person."""
+    """A request that cannot be carried out; the message says why, for a person.
 
-    def __init__(self, message: str, *, code: str = "invalid", status: int = 400) -> None:
+    ``code`` names the problem in the domain's words ("phase", "late", "not_found"); which
+    HTTP status it becomes is the transport's business (``sl5r.api.ERROR_STATUS``).
+    """
+
+    def __init__(self, message: str, *, code: str = "invalid") -> None:
         message = str(message)  # a lazy translation is read now, in the asker's language
         super().__init__(message)
         self.message = message
         self.code = code
-        self.status = status
 
 
-def refusal(message: str, code: str = "invalid", status: int = 400) -> TournamentError:
-    return TournamentError(message, code=code, status=status)
+class RulesRejection(TournamentError):
+    """An order the rules engine rejects (R4–R9), with the engine's own reason code
+    (``not_adjacent``, ``in_battle``, ``late``…): the order is understood and refused as
+    the turn would refuse it, unlike a service's ``late`` or ``in_battle``, which say that
+    the tournament's state refuses the request."""
+
+
+def refusal(message: str, code: str = "invalid") -> TournamentError:
+    return TournamentError(message, code=code)
 
 
 @dataclass(frozen=True)
@@ -94,13 +119,84 @@ BACKUP_KINDS = frozenset(
 )
 
 
+@dataclass
+class Change:
+    """What one unit of work changed in one tournament: its new version and what it said."""
+
+    tournament_id: int
+    version: int
+    kinds: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def send(self) -> None:
+        tournament_changed.send(
+            sender=Tournament,
+            tournament_id=self.tournament_id,
+            version=self.version,
+            kind=self.kinds[-1],
+            kinds=tuple(self.kinds),
+            data=self.data,
+        )
+
+
+@dataclass
+class Unit:
+    """The changes of the operation under way, by tournament."""
+
+    changes: dict[int, Change] = field(default_factory=dict)
+
+
+_UNIT: ContextVar[Unit | None] = ContextVar("sl5r_unit_of_work", default=None)
+
+
+@contextmanager
+def unit_of_work() -> Iterator[None]:
+    """One operation: a transaction in which every ``announce`` of a tournament counts as
+    one change — one version, one event after commit, one backup.
+
+    Used as ``with unit_of_work():`` or as the decorator ``@unit_of_work()`` in place of
+    ``@transaction.atomic``. A unit inside another (a turn resolution opening battle
+    tables) joins it; nothing is sent when the transaction rolls back.
+    """
+    if _UNIT.get() is not None:
+        with transaction.atomic():
+            yield
+        return
+    unit = Unit()
+    token = _UNIT.set(unit)
+    try:
+        with transaction.atomic():
+            yield
+            for change in unit.changes.values():
+                transaction.on_commit(change.send)
+                reasons = [kind for kind in change.kinds if kind in BACKUP_KINDS]
+                if reasons:
+                    backup_on_commit(reason=reasons[-1])
+    finally:
+        _UNIT.reset(token)
+
+
 def announce(tournament: Tournament, kind: str, **data: Any) -> None:
+    """Count a change that watchers must hear of: the first in the operation moves the
+    version on; every one adds its kind (and its ``turn``/``phase``) to the one event."""
+    unit = _UNIT.get()
+    if unit is None:
+        # Outside a unit of work the announcement is its own operation, in the caller's
+        # transaction.
+        with unit_of_work():
+            announce(tournament, kind, **data)
+        return
     campaign = tournament.campaign
-    Campaign.objects.filter(pk=campaign.pk).update(version=campaign.version + 1)
-    campaign.version += 1
-    event_send_on_commit(tournament_id=tournament.pk, version=campaign.version, kind=kind, **data)
-    if kind in BACKUP_KINDS:
-        backup_on_commit(reason=kind)
+    change = unit.changes.get(tournament.pk)
+    if change is None:
+        # The campaign row is locked with the tournament's (tournament_lock), so the version
+        # read with it is current.
+        version = campaign.version + 1
+        Campaign.objects.filter(pk=campaign.pk).update(version=version)
+        change = unit.changes[tournament.pk] = Change(tournament_id=tournament.pk, version=version)
+    campaign.version = change.version
+    change.kinds.append(kind)
+    change.data.update(data)
 
 
 def tournament_lock(tournament_id: int) -> Tournament:
@@ -120,5 +216,5 @@ def tournament_lock(tournament_id: int) -> Tournament:
         )
     except Tournament.DoesNotExist:
         raise refusal(
-            _("there is no tournament %(id)s") % {"id": tournament_id}, "not_found", 404
+            _("there is no tournament %(id)s") % {"id": tournament_id}, "not_found"
         ) from None

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -37,6 +36,7 @@ from referees.kernel import (
     log_write,
     refusal,
     tournament_lock,
+    unit_of_work,
 )
 from referees.lineups import (
     lineup_problem_text,
@@ -193,8 +193,7 @@ def roster_csv_decode(data: bytes) -> str:
         raise refusal(
             _("file: at most %(kb)s KB (a list of players is far smaller)")
             % {"kb": MAX_FILE_BYTES // 1000},
-            "csv",
-            413,
+            "file_too_large",
         )
     if b"\x00" in data:
         raise refusal(_("file: this is not a text file: save the list as CSV"), "csv")
@@ -214,7 +213,7 @@ def roster_csv_decode(data: bytes) -> str:
 def roster_lines(text: str, *, csv_format: bool = False) -> list[RosterLine]:
     """``text`` as a pasted list or (``csv_format``) a CSV file's, refused when too long."""
     if len(text) > MAX_TEXT:
-        raise refusal(_("lines: at most %(max)s characters") % {"max": MAX_TEXT}, "too_long", 413)
+        raise refusal(_("lines: at most %(max)s characters") % {"max": MAX_TEXT}, "too_long")
     return roster_parse_csv(text) if csv_format else roster_parse(text)
 
 
@@ -309,10 +308,10 @@ class RosterPreview:
 
 
 class RosterRefused(TournamentError):
-    """A list refused as a whole (422 ``roster``); ``preview`` says what is wrong per line."""
+    """A list refused as a whole (``roster``); ``preview`` says what is wrong per line."""
 
     def __init__(self, message: str, preview: RosterPreview) -> None:
-        super().__init__(message, code="roster", status=422)
+        super().__init__(message, code="roster")
         self.preview = preview
 
 
@@ -456,7 +455,7 @@ def _preview(
 
 def _refuse_unless_setup(tournament: Tournament) -> None:
     if tournament.phase != Phase.SETUP:
-        raise refusal(_("players are registered during set-up only"), "phase", 409)
+        raise refusal(_("players are registered during set-up only"), "phase")
 
 
 def roster_preview(*, tournament: Tournament, lines: Sequence[RosterLine]) -> RosterPreview:
@@ -465,7 +464,7 @@ def roster_preview(*, tournament: Tournament, lines: Sequence[RosterLine]) -> Ro
     return _preview(tournament, list(tournament.players.all()), lines)
 
 
-@transaction.atomic
+@unit_of_work()
 def roster_register(
     *, tournament_id: int, lines: Sequence[RosterLine], actor: Actor, now: datetime
 ) -> list[Player]:
@@ -504,7 +503,6 @@ def roster_register(
                 _("players: nothing was registered: line %(line)s: %(problem)s")
                 % {"line": row.number, "problem": error.message},
                 error.code,
-                error.status,
             ) from error
     announce(tournament, "players", registered=len(stored))
     return stored
@@ -521,7 +519,6 @@ def _player_of(tournament: Tournament, player_id: int) -> Player:
         raise refusal(
             _("there is no player %(id)s in this tournament") % {"id": player_id},
             "not_found",
-            404,
         )
     return player
 
@@ -564,7 +561,7 @@ def _army_drop(tournament: Tournament, player: Player) -> dict[str, str]:
     return _armies_renumber(tournament.campaign, player.clan)
 
 
-@transaction.atomic
+@unit_of_work()
 def player_rename(
     *, tournament_id: int, player_id: int, name: str, actor: Actor, now: datetime
 ) -> Player:
@@ -589,7 +586,7 @@ def player_rename(
     return player
 
 
-@transaction.atomic
+@unit_of_work()
 def player_move(
     *,
     tournament_id: int,
@@ -610,7 +607,6 @@ def player_move(
         raise refusal(
             _("players change clan or role during set-up only: replace a player instead"),
             "phase",
-            409,
         )
     player = _player_of(tournament, player_id)
     if not is_clan(clan):
@@ -659,13 +655,13 @@ def player_move(
     return player
 
 
-@transaction.atomic
+@unit_of_work()
 def player_remove(*, tournament_id: int, player_id: int, actor: Actor, now: datetime) -> None:
     """Before the start, a player taken off the list with his army; his join link dies."""
     tournament = tournament_lock(tournament_id)
     if tournament.phase != Phase.SETUP:
         raise refusal(
-            _("players are removed during set-up only: replace a player instead"), "phase", 409
+            _("players are removed during set-up only: replace a player instead"), "phase"
         )
     player = _player_of(tournament, player_id)
     army = player.army.code if player.army else None
@@ -686,7 +682,7 @@ def player_remove(*, tournament_id: int, player_id: int, actor: Actor, now: date
     announce(tournament, "players", player=player_id)
 
 
-@transaction.atomic
+@unit_of_work()
 def player_replace(
     *, tournament_id: int, player_id: int, name: str, actor: Actor, now: datetime
 ) -> Player:
@@ -697,10 +693,9 @@ def player_replace(
         raise refusal(
             _("before the start, rename the player or remove him instead of replacing him"),
             "phase",
-            409,
         )
     if tournament.phase == Phase.FINISHED:
-        raise refusal(_("the game is over: nobody is replaced"), "phase", 409)
+        raise refusal(_("the game is over: nobody is replaced"), "phase")
     player = _player_of(tournament, player_id)
     new_name = _clean_name(tournament, name, player=player)
     old_name, player.name = player.name, new_name

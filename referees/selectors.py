@@ -26,6 +26,7 @@ from sl5r.rules.roles import (
 )
 from sl5r.rules.scoring import score_breakdown, small_farms
 from sl5r.rules.turn import reform_first_turn, reform_provinces
+from strategic_map.board import Board, Spot
 from strategic_map.models import Army, Campaign, Order, Turn
 from strategic_map.selectors import (
     campaign_game_map,
@@ -61,6 +62,11 @@ def clan_roles(tournament: Tournament) -> dict[str, list[Role]]:
     for clan, role in tournament.players.values_list("clan", "role"):
         roles.setdefault(clan, []).append(Role(role))
     return roles
+
+
+def clan_held_roles(tournament: Tournament, clan: str) -> list[Role]:
+    """The roles held in ``clan``: what its members may see and do depends on them (R1.1)."""
+    return [Role(r) for r in tournament.players.filter(clan=clan).values_list("role", flat=True)]
 
 
 @dataclass(frozen=True)
@@ -107,9 +113,9 @@ def viewer_sight(tournament: Tournament, viewer: Viewer, roles: dict[str, list[R
         if role is Role.GENERAL:
             orders = None
         return Sight(True, None, army_code, orders, finished)
-    spot = tournament.campaign.board.get("armies", {}).get(army_code or "", {})
     provinces = general_visible_provinces(
-        campaign_game_map(tournament.campaign), spot.get("province")
+        campaign_game_map(tournament.campaign),
+        Board.of(tournament.campaign).province_of(army_code or ""),
     )
     return Sight(False, provinces, army_code, None, finished)
 
@@ -129,15 +135,15 @@ def _own_rejection(turn: Turn, army_code: str) -> dict[str, Any] | None:
     return None
 
 
-def _army_row(code: str, clan: str, spot: dict[str, Any]) -> dict[str, Any]:
+def _army_row(code: str, clan: str, spot: Spot) -> dict[str, Any]:
     return {
         "id": code,
         "clan": clan,
-        "province": spot.get("province"),
-        "in_battle": bool(spot.get("in_battle")),
-        "destroyed": spot.get("province") is None,
-        "destroyed_in_turn": spot.get("destroyed_in_turn"),
-        "destroyed_by": spot.get("destroyed_by"),
+        "province": spot.province,
+        "in_battle": spot.in_battle,
+        "destroyed": spot.destroyed,
+        "destroyed_in_turn": spot.destroyed_in_turn,
+        "destroyed_by": spot.destroyed_by,
     }
 
 
@@ -172,32 +178,16 @@ def tournament_clock(tournament: Tournament, now: datetime) -> dict[str, Any]:
     }
 
 
-def tournament_state(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
-    """Everything ``viewer`` may see of the tournament now, as plain JSON-ready data.
-
-    The state is read in several queries; a turn resolved meanwhile would mix its clock
-    with the old board. The campaign's version is checked again at the end, and the state
-    is read anew (a few times at most) when it moved.
-    """
-    for _ in range(3):
-        state = _tournament_state(tournament, viewer, now)
-        current = (
-            Campaign.objects.filter(pk=tournament.campaign_id)
-            .values_list("version", flat=True)
-            .first()
-        )
-        if current == state["tournament"]["version"]:
-            break
-        tournament = Tournament.objects.select_related("campaign").get(pk=tournament.pk)
-    return state
-
-
-def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
+def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
+    """What ``viewer`` may see of the tournament itself now (R1.1), read once: the board,
+    the clock, the roles, the messages — all but the battle tables, which sit above this
+    module (``referees.state.tournament_state`` adds them and checks the version)."""
     campaign = tournament.campaign
     roles = clan_roles(tournament)
     sight = viewer_sight(tournament, viewer, roles)
     armies = {a.code: a for a in Army.objects.filter(campaign=campaign)}
-    placed: dict[str, Any] = campaign.board.get("armies", {})
+    board = Board.of(campaign)
+    placed = board.spots()
     # R3.1: until negotiation a clan's declared positions are its own: a player sees his
     # clan's armies only (as far as R1.1 lets him), the public none; judges see them all.
     secret_clan = _positions_secret_from(tournament, viewer)
@@ -210,7 +200,7 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
             continue
         if sight.all_armies or code == sight.own_army:
             visible_armies.append(_army_row(code, army.clan, spot))
-    control: dict[str, Any] = campaign.board.get("control", {})
+    control = board.control()
     if sight.provinces is not None:
         control = {p: c for p, c in control.items() if p in sight.provinces}
 
@@ -281,7 +271,7 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
     if sight.scores:
         breakdown = score_breakdown(
             campaign_game_map(campaign),
-            campaign.board.get("control", {}),
+            board.control(),
             [c for c in CLANS if c not in campaign.excluded_clans],
         )
         state["scores"] = {
@@ -295,7 +285,7 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
         }
         # R7: the Small Farms each clan's Generals would bring to a battle starting now.
         state["small_farms"] = small_farms(
-            campaign_game_map(campaign), campaign.board.get("control", {}), list(breakdown)
+            campaign_game_map(campaign), board.control(), list(breakdown)
         )
     if viewer.kind == "judge" and last is not None and last.result:
         state["last_draws"] = last.result.get("draws", [])
@@ -317,11 +307,6 @@ def _tournament_state(tournament: Tournament, viewer: Viewer, now: datetime) -> 
         )
         if reform is not None:
             state["reform"] = reform
-    if viewer.kind == "player":
-        from battles.selectors import army_current_battle  # battles depends on this app
-
-        # The table the player's army sits at now (meeting, peace, battle), if any.
-        state["battle"] = army_current_battle(tournament=tournament, army_code=sight.own_army)
     state["announcements"] = latest_announcements(tournament=tournament)
     if viewer.kind == "player":
         # R1.1: a Daimyo's written instructions, to his Generals (a Karo reads none).
@@ -682,9 +667,9 @@ def turn_history(*, tournament: Tournament, number: int, viewer: Viewer) -> dict
                 "reason": outcome.get("reason"),
             }
         )
-        order = given.get(code)
-        if order is not None:
-            row["given_by"] = order.author
+        given_order = given.get(code)
+        if given_order is not None:
+            row["given_by"] = given_order.author
             row["given_at"] = order.created_at.isoformat()
             row["by_judge"] = order.by_judge
         orders.append(row)

@@ -15,7 +15,6 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -26,11 +25,12 @@ from django.views.decorators.http import require_http_methods
 
 from referees import services
 from referees.access import map_get, user_may_create_tournament
-from referees.kernel import Actor, TournamentError
-from referees.lineups import lineup_shape_for, role_count_text, roles_text
+from referees.kernel import Actor, TournamentError, unit_of_work
+from referees.lineups import lineup_shape_for, role_count_text, roles_text, tournament_lineup
 from referees.models import Tournament
 from referees.page_refusals import judge_or_refusal, problem_page
 from referees.setup_forms import TournamentForm, form_initial
+from sl5r.api_errors import error_status
 from sl5r.rules.clans import CLANS
 from sl5r.rules.errors import MapError
 from sl5r.rules.roles import MAX_PER_CLAN, Role
@@ -78,7 +78,7 @@ def lineup_preview(
     if player_count is None:
         return {"rows": [], "notes": [], "problem": _("Give the number of players.")}
     try:
-        proposed = services.tournament_lineup(
+        proposed = tournament_lineup(
             player_count=player_count, shortfall=shortfall, three_variant=three_variant
         )
         shape = lineup_shape_for(
@@ -208,7 +208,7 @@ def tournament_new_page(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _page(request, form)
     try:
-        with transaction.atomic():
+        with unit_of_work():
             tournament = services.tournament_create(
                 judge=user,
                 game_map=_stored_map(form),
@@ -217,7 +217,7 @@ def tournament_new_page(request: HttpRequest) -> HttpResponse:
             )
     except TournamentError as error:
         form.add_refusal(error)
-        return _page(request, form, status=error.status)
+        return _page(request, form, status=error_status(error))
     except MapError as error:
         form.add_error("map_file", f"{form.map_source}: {error}")
         return _page(request, form, status=422)
@@ -278,5 +278,5 @@ def tournament_settings_page(request: HttpRequest, tournament_id: int) -> HttpRe
             tournament.refresh_from_db(fields=["phase"])
             return _started_page(request, tournament)
         form.add_refusal(error)
-        return _page(request, form, tournament=tournament, status=error.status)
+        return _page(request, form, tournament=tournament, status=error_status(error))
     return redirect("referees:judge", tournament.pk)

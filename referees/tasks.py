@@ -13,12 +13,11 @@ import logging
 
 from celery import shared_task
 
+from referees.deadlines import SWEEP_TASK, TICK_TASK, tick_send
 from referees.services import TICK_DONE, TICK_HELD, TournamentError, clock_sweep, clock_tick_outcome
 
 log = logging.getLogger(__name__)
 
-TICK_TASK = "referees.tournament_tick"
-SWEEP_TASK = "referees.clock_sweep"
 # s: a tick that found its turn held by waiting orders runs again this much later.
 HELD_COUNTDOWN = 0.3
 
@@ -37,7 +36,7 @@ def tournament_tick(tournament_id: int) -> bool:
     if outcome == TICK_HELD:
         # Orders that arrived in time still wait to be stored: look again shortly rather
         # than block this worker (the ceiling, SL5R_ORDER_SETTLE_MAX_SECONDS, ends it).
-        tournament_tick.apply_async(args=[tournament_id], countdown=HELD_COUNTDOWN)
+        tick_send(tournament_id, countdown=HELD_COUNTDOWN)
     return outcome == TICK_DONE
 
 

@@ -159,7 +159,8 @@ class Board:
         return self._raw().get("armies") or {}
 
     def _armies_for_write(self) -> dict[str, Any]:
-        return self._raw().setdefault("armies", {})
+        armies: dict[str, Any] = self._raw().setdefault("armies", {})
+        return armies
 
     def _control(self) -> dict[str, Any]:
         return self._raw().get("control") or {}

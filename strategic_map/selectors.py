@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 from sl5r.rules.mapgraph import GameMap, map_from_dict
 from sl5r.rules.roles import general_visible_provinces
 from sl5r.rules.turn import Army as RulesArmy
 from sl5r.rules.turn import Order as RulesOrder
 from sl5r.rules.turn import Settings, TurnState
+from strategic_map.board import ArmyLike, Board
 from strategic_map.clans import clan_name
 from strategic_map.models import Army, Campaign, Map, Order, Turn
 
@@ -133,15 +133,6 @@ def campaign_settings(campaign: Campaign) -> Settings:
     )
 
 
-class ArmyLike(Protocol):
-    """What the board needs of an army: an ``Army`` row or an ``ArmyIdentity``."""
-
-    @property
-    def code(self) -> str: ...
-    @property
-    def clan(self) -> str: ...
-
-
 @dataclass(frozen=True, slots=True)
 class ArmyIdentity:
     code: str
@@ -150,23 +141,7 @@ class ArmyIdentity:
 
 def board_armies(campaign: Campaign, armies: Sequence[ArmyLike]) -> list[RulesArmy]:
     """The engine's armies: those on the board (deployed, or destroyed and waiting)."""
-    placed = campaign.board.get("armies", {})
-    found: list[RulesArmy] = []
-    for army in armies:
-        spot = placed.get(army.code)
-        if spot is None:
-            continue
-        found.append(
-            RulesArmy(
-                id=army.code,
-                clan=army.clan,
-                province=spot.get("province"),
-                in_battle=bool(spot.get("in_battle")),
-                destroyed_in_turn=spot.get("destroyed_in_turn"),
-                destroyed_by=spot.get("destroyed_by"),
-            )
-        )
-    return found
+    return Board.of(campaign).rules_armies(armies)
 
 
 def campaign_turn_state(
@@ -182,11 +157,12 @@ def campaign_turn_state(
             .order_by("id")
             .values_list("code", "clan")
         ]
+    board = Board.of(campaign)
     return TurnState(
         game_map=campaign_game_map(campaign),
         turn=turn,
-        armies=tuple(board_armies(campaign, armies)),
-        control=dict(campaign.board.get("control", {})),
+        armies=tuple(board.rules_armies(armies)),
+        control=board.control(),
         settings=campaign_settings(campaign),
     )
 

@@ -5,15 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
-
-from django.db.models import F
 
 from sl5r.rules.casefile import SEEDED, case_from_dict, case_to_dict, result_to_dict
 from sl5r.rules.draws import SeededDraws, orders_digest, seed_new
 from sl5r.rules.mapgraph import map_from_dict
-from sl5r.rules.turn import Army as RulesArmy
 from sl5r.rules.turn import RandomSource, adjudicate_turn, order_check
+from strategic_map.board import Board
 from strategic_map.models import Army, Campaign, Map, Order, Turn
 from strategic_map.selectors import (
     campaign_game_map,
@@ -72,14 +69,16 @@ def campaign_create(
 ) -> Campaign:
     """A new campaign on a copy of ``game_map``; every clan controls its home provinces."""
     graph = map_from_dict(game_map.data)
-    return Campaign.objects.create(
+    campaign = Campaign(
         map=game_map,
         map_data=game_map.data,
         clan_abilities=clan_abilities,
         excluded_clans=sorted(set(excluded_clans)),
         base_hand=base_hand,
-        board={"armies": {}, "control": graph.initial_control(excluded_clans)},
     )
+    Board.of(campaign).replace(armies=(), control=graph.initial_control(excluded_clans))
+    campaign.save(force_insert=True)
+    return campaign
 
 
 def campaign_settings_change(
@@ -101,16 +100,9 @@ def campaign_settings_change(
     if excluded != sorted(campaign.excluded_clans):
         control = campaign_game_map(campaign).initial_control(excluded)
         campaign.excluded_clans = excluded
-        campaign.board = {**campaign.board, "control": control}
+        Board.of(campaign).replace_control(control)
         fields += ["excluded_clans", "board"]
     campaign.save(update_fields=fields)
-
-
-def campaign_touch(*, campaign: Campaign) -> int:
-    """Count a visible change: the version that live updates carry grows by one."""
-    Campaign.objects.filter(pk=campaign.pk).update(version=F("version") + 1)
-    campaign.refresh_from_db(fields=["version"])
-    return campaign.version
 
 
 def army_create(*, campaign: Campaign, code: str, clan: str) -> Army:
@@ -136,17 +128,15 @@ def board_place(
         raise ValueError(f'there is no province "{province}"')
     if province is not None and province in game_map.blocked_provinces(campaign.excluded_clans):
         raise ValueError(f"{game_map.provinces[province].name} is impassable")
-    spot = _spot(
-        RulesArmy(
-            id=army.code,
-            clan=army.clan,
-            province=province,
-            in_battle=in_battle and province is not None,
-            destroyed_in_turn=None if province else (destroyed_in_turn or 1),
-            destroyed_by=None if province else ("winner" if destroyed_by == "winner" else "loss"),
+    board = Board.of(campaign)
+    if province is None:
+        board.destroy(
+            army.code,
+            turn=destroyed_in_turn or 1,
+            by="winner" if destroyed_by == "winner" else "loss",
         )
-    )
-    campaign.board.setdefault("armies", {})[army.code] = spot
+    else:
+        board.place(army.code, province=province, in_battle=in_battle)
 
 
 def board_set_control(*, campaign: Campaign, province: str, clan: str | None) -> None:
@@ -156,7 +146,7 @@ def board_set_control(*, campaign: Campaign, province: str, clan: str | None) ->
         raise ValueError(f'there is no province "{province}"')
     if clan is not None and clan in campaign.excluded_clans:
         raise ValueError(f'clan "{clan}" is not in this game')
-    campaign.board.setdefault("control", {})[province] = clan
+    Board.of(campaign).set_control(province, clan)
 
 
 def turn_open(*, campaign: Campaign, number: int, now: datetime, deadline: datetime | None) -> Turn:
@@ -232,25 +222,6 @@ def order_submit(
     return order
 
 
-def _spot(army: RulesArmy) -> dict[str, Any]:
-    """An army's entry in ``Campaign.board`` (the inverse of ``selectors.board_armies``)."""
-    spot: dict[str, Any] = {"province": army.province}
-    if army.in_battle:
-        spot["in_battle"] = True
-    if army.province is None:
-        spot["destroyed_in_turn"] = army.destroyed_in_turn
-        spot["destroyed_by"] = army.destroyed_by
-    return spot
-
-
-def _board(
-    campaign: Campaign, armies: Sequence[RulesArmy], control: Mapping[str, str | None]
-) -> dict[str, Any]:
-    placed: dict[str, Any] = dict(campaign.board.get("armies", {}))
-    placed.update((army.id, _spot(army)) for army in armies)
-    return {"armies": placed, "control": dict(control)}
-
-
 def turn_resolve(
     *, turn_id: int, now: datetime, by: str, rng: RandomSource | None = None
 ) -> Turn | None:
@@ -293,9 +264,11 @@ def turn_resolve(
     else:
         result = adjudicate_turn(state, orders, rng=rng, rng_label="system")
 
-    campaign.board = _board(campaign, result.armies, result.control)
-    campaign.version += 1  # the row is locked: no other writer in between
-    campaign.save(update_fields=["board", "version"])
+    board = Board.of(campaign)
+    board.replace(armies=result.armies, control=result.control)
+    # The version is not moved here: the tournament's unit of work (referees.kernel) counts
+    # the resolution and its battle tables as one change.
+    board.save()
 
     turn.case = case_to_dict(
         state=state,
@@ -326,8 +299,9 @@ def turn_undo(*, campaign: Campaign, turn: Turn) -> None:
         status=Turn.Status.UNDONE
     ).update(status=Turn.Status.UNDONE)
     case = case_from_dict(turn.case)
-    campaign.board = _board(campaign, case.state.armies, case.state.control)
-    campaign.save(update_fields=["board"])
+    board = Board.of(campaign)
+    board.replace(armies=case.state.armies, control=case.state.control)
+    board.save()
     turn.status = Turn.Status.OPEN
     turn.case = None
     turn.result = None

@@ -12,8 +12,10 @@ from battles import services as battle_services
 from battles.models import Battle, BattleSeat
 from referees import services
 from referees.models import LogEntry
-from referees.selectors import Viewer, tournament_state
+from referees.selectors import Viewer
 from referees.services import OrderInput, TournamentError
+from referees.state import tournament_state
+from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map
 from sl5r.rules.scoring import score_breakdown, small_farms
 from tests.battles.conftest import (
@@ -144,7 +146,7 @@ def test_r8_a_judge_cannot_move_an_army_away_from_its_battle_table(game16: Game)
         )
     )
 
-    assert (error.code, error.status) == ("in_battle", 409)
+    assert (error.code, error_status(error)) == ("in_battle", 409)
     assert "battle table in lion-akodo" in error.message
     assert game16.board()["armies"]["lion-1"] == before
     assert "army_corrected" not in actions(game16)
@@ -161,7 +163,7 @@ def test_r4_a_general_whose_army_is_in_battle_cannot_give_orders(game16: Game) -
         )
     )
     assert error.code == "in_battle"
-    assert error.status == 422
+    assert error_status(error) == 422
 
 
 def test_r7_a_general_at_a_peaceful_table_may_call_for_battle_later(game16: Game) -> None:
@@ -207,7 +209,7 @@ def test_r7_votes_are_for_a_generals_own_army_at_an_open_meeting(game16: Game) -
             battle_id=battle.pk, army_code=None, vote="peace", actor=other, now=timezone.now()
         )
     )
-    assert error.status == 403 and "not at this table" in error.message
+    assert error_status(error) == 403 and "not at this table" in error.message
     error = refused(
         lambda: battle_services.meeting_vote(
             battle_id=battle.pk,
@@ -217,11 +219,11 @@ def test_r7_votes_are_for_a_generals_own_army_at_an_open_meeting(game16: Game) -
             now=timezone.now(),
         )
     )
-    assert error.status == 403 and "own army" in error.message
-    assert refused(lambda: vote(game16, battle, "lion-1", "maybe")).status == 422
+    assert error_status(error) == 403 and "own army" in error.message
+    assert error_status(refused(lambda: vote(game16, battle, "lion-1", "maybe"))) == 422
     vote(game16, battle, "lion-1", "battle")
     error = refused(lambda: vote(game16, battle, "unicorn-2", "peace"))
-    assert error.status == 409 and "meeting is over" in error.message
+    assert error_status(error) == 409 and "meeting is over" in error.message
 
 
 def test_r7_a_judge_records_a_generals_word(game16: Game) -> None:
@@ -285,7 +287,7 @@ def test_r8_r9_a_loser_is_destroyed_and_may_reform_two_turns_later(game16: Game)
     lion = general(game16, "lion-1")
     resolve(game16)  # turn + 1: too early for a loser
     error = refused(lambda: services.order_give(player=lion, order=reform, now=timezone.now()))
-    assert error.status == 422
+    assert error_status(error) == 422
     resolve(game16)  # turn + 2
     services.order_give(player=lion, order=reform, now=timezone.now())
     resolve(game16)
@@ -331,13 +333,13 @@ def test_r8_the_winner_chooses_who_survives_and_only_he_may(game16: Game) -> Non
             battle_id=battle.pk, survivors=survivors, actor=actor, now=timezone.now()
         )
 
-    assert refused(lambda: choose("dragon-1", ["dragon-1"])).status == 403
+    assert error_status(refused(lambda: choose("dragon-1", ["dragon-1"]))) == 403
     error = refused(lambda: choose("unicorn-2", ["lion-1"]))
-    assert error.status == 422 and "lost" in error.message
+    assert error_status(error) == 422 and "lost" in error.message
     error = refused(lambda: choose("unicorn-2", ["crab-1"]))
-    assert error.status == 422 and "not in this battle" in error.message
+    assert error_status(error) == 422 and "not in this battle" in error.message
     error = refused(lambda: act(game16, battle, "dragon-1", type="end_turn"))
-    assert error.status == 409 and "winner chooses" in error.message
+    assert error_status(error) == 409 and "winner chooses" in error.message
 
     turn = open_turn(game16)
     choose("unicorn-2", [])
@@ -351,7 +353,7 @@ def test_r8_the_winner_chooses_who_survives_and_only_he_may(game16: Game) -> Non
     }
     assert casualties["lion-1"]["destroyed_by"] == "loss"
     assert game16.board()["control"][PROVINCE] == "unicorn"
-    assert refused(lambda: choose("unicorn-2", [])).status == 409
+    assert error_status(refused(lambda: choose("unicorn-2", []))) == 409
 
 
 def test_r8_survivors_of_several_clans_stay_together_at_a_peaceful_table(game16: Game) -> None:
@@ -400,11 +402,11 @@ def test_r13_an_action_the_game_refuses_is_refused_with_its_reason(game16: Game)
     battle = meet(game16)
     vote(game16, battle, "lion-1", "battle")
     error = refused(lambda: act(game16, battle, "lion-1", type="begin"))
-    assert error.status == 422 and "stronghold" in error.message
+    assert error_status(error) == 422 and "stronghold" in error.message
     error = refused(lambda: act(game16, battle, "lion-1", type="fireball"))
-    assert error.status == 422 and "unknown action" in error.message
+    assert error_status(error) == 422 and "unknown action" in error.message
     error = refused(lambda: act(game16, battle, "crab-1", type="end_turn"))
-    assert error.status == 403
+    assert error_status(error) == 403
 
 
 def test_r8_a_general_always_acts_as_his_own_army(game16: Game) -> None:
@@ -421,7 +423,7 @@ def test_r8_a_general_always_acts_as_his_own_army(game16: Game) -> None:
             now=timezone.now(),
         )
     )
-    assert error.status == 422 and "for himself" in error.message
+    assert error_status(error) == 422 and "for himself" in error.message
     entry = LogEntry.objects.filter(tournament=game16.tournament, action="battle_action").last()
     assert entry is not None and entry.data["move"]["by"] == "lion-1"
 
@@ -444,7 +446,7 @@ def test_r8_a_judge_corrects_a_result_and_the_board_follows(game16: Game) -> Non
             now=now,
         )
     )
-    assert error.status == 403
+    assert error_status(error) == 403
     battle_services.battle_correct(
         battle_id=battle.pk,
         kind="truce",
@@ -492,7 +494,7 @@ def test_r8_battles_still_going_on_stop_when_the_game_ends(game16: Game) -> None
     assert game16.board()["control"][PROVINCE] == "lion"
     assert "battle_stopped" in actions(game16)
     error = refused(lambda: act(game16, battle, "lion-1", type="end_turn"))
-    assert error.status == 409 and "ended" in error.message
+    assert error_status(error) == 409 and "ended" in error.message
 
 
 def test_r8_the_last_turn_stops_the_battles(make_game: Callable[..., Game]) -> None:
@@ -587,7 +589,7 @@ def test_undo_is_refused_when_a_battle_started_after_the_turn_and_nothing_change
     vote(game16, battle, "unicorn-2", "battle")  # after the resolution
     board = game16.board()
     error = refused(lambda: undo(game16))
-    assert error.status == 409 and error.code == "tables_changed"
+    assert error_status(error) == 409 and error.code == "tables_changed"
     assert PROVINCE in str(error)
     battle.refresh_from_db()
     assert battle.status == Battle.Status.BATTLE

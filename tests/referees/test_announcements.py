@@ -10,8 +10,10 @@ from django.utils import timezone
 
 from referees import services
 from referees.models import Announcement, LogEntry
-from referees.selectors import LATEST_ANNOUNCEMENTS, Viewer, score_history, tournament_state
+from referees.selectors import LATEST_ANNOUNCEMENTS, Viewer, score_history
 from referees.services import TournamentError
+from referees.state import tournament_state
+from sl5r.api_errors import error_status
 from strategic_map.models import Turn
 from tests.referees.conftest import Api, Game
 
@@ -114,7 +116,7 @@ def test_a_too_long_announcement_is_refused(game16: Game) -> None:
             actor=game16.judge_actor,
             now=timezone.now(),
         )
-    assert refused.value.status == 422
+    assert error_status(refused.value) == 422
 
 
 def test_the_state_holds_the_latest_five_newest_first(game16: Game) -> None:

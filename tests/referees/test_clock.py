@@ -20,6 +20,7 @@ from referees import clock as clock_module
 from referees import services
 from referees.clock import InProcessClock, clock_sweep_now
 from referees.models import LogEntry, Tournament
+from referees.services import clock as clock_services
 from strategic_map.models import Turn
 
 WAIT_SECONDS = 15.0
@@ -296,7 +297,7 @@ def test_a_tournament_whose_tick_fails_does_not_hold_up_the_others(
             raise RuntimeError("a board the engine cannot read")
         return real_tick(tournament_id=tournament_id, now=now)
 
-    monkeypatch.setattr(services, "clock_tick", tick)
+    monkeypatch.setattr(clock_services, "clock_tick", tick)
 
     # when
     InProcessClock(interval=60).sweep_once()

@@ -19,8 +19,10 @@ from django.utils import timezone
 
 from referees import services
 from referees.models import Instruction, LogEntry, Player
-from referees.selectors import Viewer, tournament_state, visible_instructions
+from referees.selectors import Viewer, visible_instructions
 from referees.services import TournamentError
+from referees.state import tournament_state
+from sl5r.api_errors import error_status
 from sl5r.asgi import application
 from strategic_map.models import Campaign
 from tests.referees.conftest import Api, Game
@@ -98,7 +100,7 @@ def test_only_a_daimyo_writes(game_karo: Game) -> None:
                 player=p, text=SECRET, recipient_id=None, now=timezone.now()
             )
         )
-        assert (error.status, error.code) == (403, "forbidden")
+        assert (error_status(error), error.code) == (403, "forbidden")
         assert error.message == "only a Daimyo sends written instructions"
     assert not Instruction.objects.exists()
 
@@ -107,7 +109,7 @@ def test_a_daimyo_whose_clan_has_a_karo_writes_nothing(game_karo: Game) -> None:
     """R1.1: with a Karo, the Daimyo's messages are spoken, carried by the Karo."""
     error = refused(lambda: send(game_karo, "crab"))
 
-    assert (error.status, error.code) == (403, "karo")
+    assert (error_status(error), error.code) == (403, "karo")
     assert error.message == KARO_REASON
     assert not Instruction.objects.exists()
     assert not LogEntry.objects.filter(action="instruction_sent").exists()
@@ -124,7 +126,7 @@ def test_a_daimyo_whose_clan_has_a_karo_writes_nothing(game_karo: Game) -> None:
 def test_an_empty_or_too_long_text_is_refused(game24: Game, text: str, message: str) -> None:
     error = refused(lambda: send(game24, text=text))
 
-    assert (error.status, error.message) == (400, message)
+    assert (error_status(error), error.message) == (400, message)
     assert not Instruction.objects.exists()
 
 
@@ -133,14 +135,14 @@ def test_the_recipient_is_a_general_of_the_daimyos_clan(
 ) -> None:
     other = make_game(16, name="Other")
     unknown = refused(lambda: send(game24, to=other.player("crane")))
-    assert (unknown.status, unknown.code) == (404, "not_found")
+    assert (error_status(unknown), unknown.code) == (404, "not_found")
     assert (
         unknown.message == f"to: there is no player {other.player('crane').pk} in this tournament"
     )
 
     for wrong in (game24.player("lion"), game24.player("crane", "daimyo")):
         error = refused(lambda w=wrong: send(game24, to=w))
-        assert (error.status, error.code) == (422, "not_a_general")
+        assert (error_status(error), error.code) == (422, "not_a_general")
         assert error.message == "to: write to one of your clan's Generals, or to all of them"
     assert not Instruction.objects.exists()
 
@@ -155,7 +157,7 @@ def test_no_instructions_before_the_start_or_after_the_end(
 
     error = refused(lambda: send(game))
 
-    assert (error.status, error.code) == (409, "phase")
+    assert (error_status(error), error.code) == (409, "phase")
     assert not Instruction.objects.exists()
 
 

@@ -107,7 +107,9 @@ def test_a_forged_link_is_refused_with_410_not_500(client: Client, path: str) ->
 def test_a_forged_token_for_a_real_account_is_refused(
     client: Client, invitation: JudgeInvitation
 ) -> None:
-    answer = client.get(f"/accounts/welcome/{invitation.uidb64}/{invitation.token[:-1]}0/")
+    # One character changed: a token that already ends in "0" must not be sent back as it is.
+    last = "1" if invitation.token.endswith("0") else "0"
+    answer = client.get(f"/accounts/welcome/{invitation.uidb64}/{invitation.token[:-1]}{last}/")
     assert answer.status_code == 410
 
 

@@ -24,7 +24,8 @@ from django.db import connections, transaction
 from django.utils import timezone
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
-from referees import clock, services
+from referees import deadlines as clock
+from referees import services
 from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.mapgraph import rokugan_map
 from sl5r.rules.turn import Order as RulesOrder

@@ -12,8 +12,10 @@ from django.utils import timezone
 
 from referees import services
 from referees.models import LogEntry, Tournament
-from referees.selectors import Viewer, tournament_state, turn_case
+from referees.selectors import Viewer, turn_case
 from referees.services import OrderInput, TournamentError
+from referees.state import tournament_state
+from sl5r.api_errors import error_status
 from sl5r.rules.casefile import case_from_dict, case_run, expect_differences, result_to_dict
 from strategic_map.models import Order, Turn
 from tests.referees.conftest import Game
@@ -86,7 +88,7 @@ def test_r1_start_refuses_an_incomplete_lineup(make_game: Callable[..., Game]) -
             tournament_id=game.id, actor=game.judge_actor, now=timezone.now()
         )
     )
-    assert error.status == 409 and error.code == "lineup"
+    assert error_status(error) == 409 and error.code == "lineup_incomplete"
     assert "Crab: 0 of 1 Daimyo registered" not in error.message
     assert "Crane: 0 of 2 Generals registered" in error.message
 
@@ -156,7 +158,7 @@ def test_r4_late_order_is_refused_and_not_stored(game16: Game) -> None:
             player=general, order=OrderInput("move", ("crab-hiruma",)), now=deadline
         )
     )
-    assert error.code == "late" and error.status == 409
+    assert error.code == "late" and error_status(error) == 409
     assert not Order.objects.exists()
 
 
@@ -166,7 +168,7 @@ def test_r4_daimyo_gives_no_orders(game24: Game) -> None:
             player=game24.player("crab", "daimyo"), order=OrderInput("hold"), now=timezone.now()
         )
     )
-    assert error.status == 403
+    assert error_status(error) == 403
 
 
 def test_r4_judge_enters_a_paper_order_recorded_as_his(game16: Game) -> None:
@@ -313,7 +315,7 @@ def test_nothing_to_undo_before_the_first_resolution(game16: Game) -> None:
             tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now()
         )
     )
-    assert error.status == 409
+    assert error_status(error) == 409
 
 
 # --- corrections and the record (R11) ------------------------------------------------------

@@ -8,11 +8,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
-from referees import clock, tasks
+from referees import deadlines as clock
+from referees import tasks
 from referees.models import LogEntry, Tournament
 from referees.services import CLOCK, clock_extend, clock_pause, clock_resume
 from sl5r.celery import app
@@ -99,13 +101,14 @@ def test_the_tasks_are_registered_and_beat_sweeps_every_two_seconds() -> None:
 
 
 class Sent:
-    """Stands in for ``tournament_tick.apply_async`` and records its calls."""
+    """Stands in for the Celery app's ``send_task`` and records the ticks sent."""
 
     def __init__(self, error: Exception | None = None) -> None:
         self.calls: list[dict[str, Any]] = []
         self.error = error
 
-    def __call__(self, **options: Any) -> None:
+    def __call__(self, name: str, **options: Any) -> None:
+        assert name == tasks.TICK_TASK
         self.calls.append(options)
         if self.error is not None:
             raise self.error
@@ -114,7 +117,7 @@ class Sent:
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> Sent:
     record = Sent()
-    monkeypatch.setattr(tasks.tournament_tick, "apply_async", record)
+    monkeypatch.setattr(current_app, "send_task", record)
     return record
 
 
@@ -200,9 +203,7 @@ def test_schedule_deadline_survives_a_broker_that_does_not_answer(
 ) -> None:
     """If the tick cannot be sent the change still stands; the beat sweep will find it."""
     settings.SL5R_CLOCK = "celery"
-    monkeypatch.setattr(
-        tasks.tournament_tick, "apply_async", Sent(error=ConnectionError("no broker"))
-    )
+    monkeypatch.setattr(current_app, "send_task", Sent(error=ConnectionError("no broker")))
     tournament = make_running_tournament()
     caplog.set_level(logging.WARNING, logger=clock.__name__)
 

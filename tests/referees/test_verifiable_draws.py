@@ -14,8 +14,10 @@ from django.utils import timezone
 
 from referees import services
 from referees.models import LogEntry
-from referees.selectors import Viewer, tournament_state, turn_case, turn_history
+from referees.selectors import Viewer, turn_case, turn_history
 from referees.services import OrderInput, TournamentError
+from referees.state import tournament_state
+from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Turn
 from tests.referees.conftest import Api, Game
@@ -147,7 +149,7 @@ def test_r11_no_redraw_once_the_game_is_over(game16: Game) -> None:
     services.clock_end(tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now())
     with pytest.raises(TournamentError) as caught:
         services.turn_redraw(tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now())
-    assert caught.value.status == 409
+    assert error_status(caught.value) == 409
 
 
 def exported(game: Game, tmp_path: Path) -> tuple[dict[str, object], Path]:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 import pytest
 import redis
+from django.utils import timezone
 from pytest_django import Settings
 
 from referees import services, tasks
@@ -144,7 +145,7 @@ def test_a_held_celery_tick_sends_itself_again_shortly(
 ) -> None:
     deadline = deadline_of(game16)
     waiting.append(WAITING.add(game16.id, deadline - MOMENT))
-    monkeypatch.setattr(services.timezone, "now", lambda: deadline + SETTLE)
+    monkeypatch.setattr(timezone, "now", lambda: deadline + SETTLE)
 
     assert tasks.tournament_tick(game16.id) is False
 
