@@ -36,7 +36,7 @@ help:
 	@echo "make cluster-stop  stop the cluster running in CLUSTER_DIR"
 	@echo "make test       ruff, ruff format --check, mypy, makemigrations --check, pytest,"
 	@echo "                then the database tests again on PostgreSQL (make test-postgres)"
-	@echo "make lint       ruff check, ruff format --check and mypy only"
+	@echo "make lint       ruff check, ruff format --check, mypy and the import contracts only"
 	@echo "make fmt        format and auto-fix with ruff"
 	@echo "make demo       migrate and load the demo tournament (prints the judge login, join links)"
 	@echo "make messages   update and compile the translations (needs GNU gettext)"
@@ -101,6 +101,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: lint
 	$(PY) manage.py makemigrations --check --dry-run

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import ast
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 BASE_DIR = Path(__file__).resolve().parents[1]
 RULES_DIR = BASE_DIR / "sl5r" / "rules"
@@ -167,3 +171,177 @@ def test_the_import_scan_sees_the_serving_modules_a_from_import_names(tmp_path: 
     names = [name for _line, name in imported_targets(probe)]
 
     assert names == ["sl5r.serving.interface", "sl5r.serving.threaded_http"]
+
+
+# --- The stack of docs/architecture.md: .importlinter and what it cannot see -----------------
+
+PROJECT_PACKAGES = ("sl5r", "referees", "battles", "strategic_map")
+IMPORT_CONTRACTS = BASE_DIR / ".importlinter"
+
+
+def project_modules() -> list[Path]:
+    return [
+        path
+        for package in PROJECT_PACKAGES
+        for path in sorted((BASE_DIR / package).rglob("*.py"))
+        if "migrations" not in path.parts
+    ]
+
+
+def is_project(name: str) -> bool:
+    return any(within(name, package) for package in PROJECT_PACKAGES)
+
+
+# Underscored by Django, public all the same (its documented Model._meta API).
+DJANGO_PUBLIC = frozenset({"_meta"})
+
+
+def private_uses(path: Path) -> list[str]:
+    """Where ``path`` uses a ``_private`` name of another project module: imported by name
+    (``from referees.services import _locked``) or read off an imported module
+    (``services._locked``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    own = module_name(path) if path.is_relative_to(BASE_DIR) else path.stem
+    modules: dict[str, str] = {}  # local name -> the project module it is bound to
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if is_project(alias.name):
+                    modules[alias.asname or alias.name.split(".")[0]] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            source = imported_from(path, node)
+            if not is_project(source) or source == own:
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{node.lineno}: {alias.name} from {source}")
+                else:
+                    modules[alias.asname or alias.name] = f"{source}.{alias.name}"
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and node.attr not in DJANGO_PUBLIC
+            and modules[node.value.id] != own
+        ):
+            found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_uses_a_private_name_of_another() -> None:
+    """A ``_name`` is its module's own: the code that needs it elsewhere gets a public name
+    (import-linter sees modules, not names, so this scan keeps that half of the contract)."""
+    offences = [
+        f"{path.relative_to(BASE_DIR)}:{use}"
+        for path in project_modules()
+        for use in private_uses(path)
+    ]
+
+    assert not offences, "private names used across modules:\n" + "\n".join(offences)
+
+
+def local_project_imports(path: Path) -> list[str]:
+    """Imports of project modules inside a function: how a cycle hides from the linter's
+    reader (import-linter counts them, but a reader of the module's head does not)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.ImportFrom) and is_project(imported_from(path, node)):
+                found.append(f"{node.lineno}: from {imported_from(path, node)}")
+            elif isinstance(node, ast.Import):
+                found.extend(
+                    f"{node.lineno}: import {alias.name}"
+                    for alias in node.names
+                    if is_project(alias.name)
+                )
+    return found
+
+
+# Where a function-local import is the framework's way, not a dodged cycle: Django reads the
+# settings and app registry before the apps can be imported (AppConfig.ready connects the
+# signal receivers there, as Django's documentation says), a management command's heavy
+# dependencies are loaded only when it runs, and ``make cluster`` configures Celery only once
+# it has written the environment the app reads.
+LOCAL_IMPORTS_ALLOWED = (
+    "sl5r/settings.py",
+    "sl5r/asgi.py",
+    "sl5r/wsgi.py",
+    "sl5r/celery.py",
+    "sl5r/cluster.py",
+    "referees/apps.py",
+)
+
+
+def test_the_apps_import_each_other_at_module_level_only() -> None:
+    offences = [
+        f"{path.relative_to(BASE_DIR)}:{use}"
+        for path in project_modules()
+        if str(path.relative_to(BASE_DIR)) not in LOCAL_IMPORTS_ALLOWED
+        and "management" not in path.parts
+        for use in local_project_imports(path)
+    ]
+
+    assert not offences, "function-local imports of project modules:\n" + "\n".join(offences)
+
+
+def contract_modules() -> set[str]:
+    text = IMPORT_CONTRACTS.read_text(encoding="utf-8")
+    return set(re.findall(r"\b(?:sl5r|referees|battles|strategic_map)(?:\.\w+)*", text))
+
+
+def test_every_module_has_a_place_in_the_import_contract() -> None:
+    """A new module names its layer in .importlinter; one left out would escape the stack."""
+    listed = contract_modules()
+    unplaced = []
+    for path in project_modules():
+        name = module_name(path)
+        if name in PROJECT_PACKAGES:
+            continue  # a package's __init__: its modules are placed one by one
+        if not any(name == placed or name.startswith(f"{placed}.") for placed in listed):
+            unplaced.append(name)
+
+    assert not unplaced, "modules in no layer of .importlinter:\n" + "\n".join(unplaced)
+
+
+def test_the_private_name_scan_sees_both_ways_of_reaching_one(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from referees.services import _locked\nfrom referees import services\n"
+        "services._refuse()\nservices.order_give()\n",
+        encoding="utf-8",
+    )
+
+    uses = private_uses(probe)
+
+    assert uses == ["1: _locked from referees.services", "3: services._refuse"]
+
+
+def test_the_import_contract_fails_on_a_service_importing_the_transport(tmp_path: Path) -> None:
+    """The contract is not vacuous: a kernel module importing the API breaks it."""
+    tree = tmp_path / "tree"
+    for package in PROJECT_PACKAGES:
+        shutil.copytree(
+            BASE_DIR / package, tree / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy(IMPORT_CONTRACTS, tree / ".importlinter")
+    kernel = tree / "referees" / "kernel.py"
+    kernel.write_text(
+        kernel.read_text(encoding="utf-8") + "\nimport referees.api  # a cycle\n", encoding="utf-8"
+    )
+    linter = Path(sys.executable).with_name("lint-imports")
+    if not linter.exists():
+        pytest.skip("import-linter is not installed (requirements-dev.txt)")
+
+    result = subprocess.run(
+        [str(linter), "--no-cache"], cwd=tree, capture_output=True, text=True, timeout=600
+    )
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "referees.kernel is not allowed to import referees.api" in result.stdout
