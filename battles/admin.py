@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import admin
 
 from battles.models import Battle, BattleProposal, BattleSeat
 
+# The admin's classes are generic in django-stubs only; Django's cannot be subscripted.
+if TYPE_CHECKING:
+    _SeatInline = admin.TabularInline[BattleSeat, Battle]
+    _ProposalInline = admin.TabularInline[BattleProposal, Battle]
+    _BattleModelAdmin = admin.ModelAdmin[Battle]
+else:
+    _SeatInline = _ProposalInline = admin.TabularInline
+    _BattleModelAdmin = admin.ModelAdmin
 
-class BattleSeatInline(admin.TabularInline):
+
+class BattleSeatInline(_SeatInline):
     model = BattleSeat
     extra = 0
     readonly_fields = ("army", "vote", "voted_at", "joined_turn", "reinforcement")
     can_delete = False
 
 
-class BattleProposalInline(admin.TabularInline):
+class BattleProposalInline(_ProposalInline):
     model = BattleProposal
     extra = 0
     readonly_fields = ("by", "to", "action", "status", "made_at", "answered_at", "answered_by")
@@ -22,7 +33,7 @@ class BattleProposalInline(admin.TabularInline):
 
 
 @admin.register(Battle)
-class BattleAdmin(admin.ModelAdmin):
+class BattleAdmin(_BattleModelAdmin):
     list_display = ("id", "tournament", "province", "status", "game", "opened_turn")
     list_filter = ("status", "game")
     readonly_fields = (

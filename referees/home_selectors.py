@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, TypedDict
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
@@ -17,6 +18,10 @@ from django.db.models.functions import Coalesce
 from referees.access import user_is_active
 from referees.models import LogEntry, Tournament
 from strategic_map.models import Turn
+
+if TYPE_CHECKING:
+    # Typing only: django-stubs-ext is a development requirement, not a runtime one.
+    from django_stubs_ext import WithAnnotations
 
 # The public home keeps a finished tournament listed this long after its last log entry.
 RECENTLY_FINISHED = timedelta(days=7)
@@ -40,7 +45,15 @@ class TournamentRow:
         return self.phase not in (Tournament.Phase.SETUP, Tournament.Phase.FINISHED)
 
 
-def _annotated(tournaments: QuerySet[Tournament]) -> QuerySet[Tournament]:
+class _Counted(TypedDict):
+    current_turn: int
+    registered: int
+    last_activity: datetime | None
+
+
+def _annotated(
+    tournaments: QuerySet[Tournament],
+) -> QuerySet[WithAnnotations[Tournament, _Counted]]:
     current_turn = (
         Turn.objects.filter(
             campaign=OuterRef("campaign"),
@@ -67,7 +80,7 @@ def _annotated(tournaments: QuerySet[Tournament]) -> QuerySet[Tournament]:
     ).order_by("-created_at", "-id")
 
 
-def _rows(annotated: QuerySet[Tournament]) -> list[TournamentRow]:
+def _rows(annotated: QuerySet[WithAnnotations[Tournament, _Counted]]) -> list[TournamentRow]:
     return [
         TournamentRow(
             id=t.pk,
@@ -87,11 +100,12 @@ def _rows(annotated: QuerySet[Tournament]) -> list[TournamentRow]:
 
 def judged_tournaments(*, user: AbstractBaseUser | AnonymousUser) -> list[TournamentRow]:
     """The tournaments ``user`` judges, newest first; a superuser judges them all."""
-    if not user_is_active(user):
+    # An anonymous user is never active; the isinstance tells the type checker so.
+    if isinstance(user, AnonymousUser) or not user_is_active(user):
         return []
     tournaments = Tournament.objects.all()
     if not getattr(user, "is_superuser", False):
-        tournaments = tournaments.filter(judges=user)
+        tournaments = tournaments.filter(judges__pk=user.pk)
     return _rows(_annotated(tournaments))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.views import PasswordResetConfirmView
 from django.http import HttpResponse
 from django.shortcuts import resolve_url
@@ -33,7 +33,7 @@ class JudgeWelcomeView(PasswordResetConfirmView):
     post_reset_login = True
     title = gettext_lazy("Welcome: choose your password")
 
-    def get_user(self, uidb64: str) -> AbstractBaseUser | None:
+    def get_user(self, uidb64: str) -> User | None:
         # A disabled account's link signs nobody in.
         return welcome_link_account(uidb64=uidb64)
 

@@ -41,6 +41,7 @@ from referees.judging import (
 from referees.kernel import Actor, TournamentError
 from referees.models import JudgeKey, Tournament
 from referees.page_refusals import judge_or_refusal, problem_page
+from sl5r.api_errors import error_status
 from sl5r.public_url import public_url, qr_svg
 
 JUDGES_ONLY = gettext_lazy("Only a judge of this tournament may manage its judges.")
@@ -186,13 +187,15 @@ def _form_posted(
     if request.method != "POST":
         return redirect(_judges_url(tournament))
     form = make_form(request.POST)
+    # _page's keyword for this form is chosen at run time, so no type checker can match it.
+    shown: dict[str, Any] = {form_key: form}
     if not form.is_valid():
-        return _page(request, tournament, status=400, **{form_key: form})
+        return _page(request, tournament, status=400, **shown)
     try:
         return act(tournament, form.cleaned_data)
     except TournamentError as error:
         form.add_error(field, error.message)
-        return _page(request, tournament, status=error.status, **{form_key: form})
+        return _page(request, tournament, status=error_status(error), **shown)
 
 
 @never_cache
@@ -258,7 +261,7 @@ def judge_link_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
             tournament_id=tournament.pk, user_id=user_id, actor=_actor(request), now=timezone.now()
         )
     except TournamentError as error:
-        return _page(request, tournament, status=error.status, problem=error.message)
+        return _page(request, tournament, status=error_status(error), problem=error.message)
     return _page(request, tournament, invitation=invitation)
 
 
@@ -333,7 +336,7 @@ def judge_remove_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
             tournament_id=tournament.pk, user_id=user_id, actor=_actor(request), now=timezone.now()
         )
     except TournamentError as error:
-        return _page(request, tournament, status=error.status, problem=error.message)
+        return _page(request, tournament, status=error_status(error), problem=error.message)
     if not user_judges(request.user, tournament):
         # He removed himself: the page is no longer his.
         return redirect(resolve_url(settings.LOGIN_REDIRECT_URL))
@@ -410,6 +413,6 @@ def judge_key_revoke_page(request: HttpRequest, tournament_id: int) -> HttpRespo
             now=timezone.now(),
         )
     except TournamentError as error:
-        return _page(request, tournament, status=error.status, problem=error.message)
+        return _page(request, tournament, status=error_status(error), problem=error.message)
     messages.success(request, _("%(key)s is revoked.") % {"key": _key_name(judge_key)})
     return redirect(_judges_url(tournament))

@@ -154,13 +154,12 @@ def lineup_problems_text(problems: Sequence[LineupProblem], shape: LineupShape) 
 
 
 def lineup_refusal(
-    problems: Sequence[LineupProblem], shape: LineupShape, *, status: int = 400
+    problems: Sequence[LineupProblem], shape: LineupShape, *, code: str = "lineup"
 ) -> TournamentError:
-    """The refusal of a line-up R1 does not allow (``lineup``), naming every problem."""
+    """The refusal of a line-up R1 does not allow, naming every problem: ``lineup`` for a
+    registration R1 refuses, ``lineup_incomplete`` for a start before every seat is filled."""
     return refusal(
-        _("line-up: %(problems)s") % {"problems": lineup_problems_text(problems, shape)},
-        "lineup",
-        status,
+        _("line-up: %(problems)s") % {"problems": lineup_problems_text(problems, shape)}, code
     )
 
 
@@ -169,4 +168,4 @@ def lineup_refuse_unless_fits(
 ) -> None:
     problems = lineup_admits(shape, registered, complete=complete)
     if problems:
-        raise lineup_refusal(problems, shape, status=409 if complete else 400)
+        raise lineup_refusal(problems, shape, code="lineup_incomplete" if complete else "lineup")

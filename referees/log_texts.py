@@ -141,6 +141,16 @@ def log_who(label: str) -> str:
 # --- Small pieces ----------------------------------------------------------------------------
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` where the data holds a mapping; empty where an older version wrote none."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` where the data holds a list; empty where an older version wrote none."""
+    return value if isinstance(value, list) else []
+
+
 def _clan(code: Any) -> str:
     return clan_name(str(code)) if code else _("no clan")
 
@@ -360,7 +370,7 @@ def _plain(template: Promise) -> Sentence:
 
 
 def _start_positions(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
-    positions = d.get("positions") if isinstance(d.get("positions"), Mapping) else {}
+    positions = _mapping(d.get("positions"))
     return _("%(who)s declared the starting positions of the %(clan)s: %(positions)s.") % {
         "who": who,
         "clan": _clan(d.get("clan")),
@@ -415,8 +425,8 @@ def _clock_extended(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
 
 
 def _turn_resolved(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> str:
-    draws = d.get("draws") if isinstance(d.get("draws"), list) else []
-    meetings = d.get("meetings") if isinstance(d.get("meetings"), list) else []
+    draws = _list(d.get("draws"))
+    meetings = _list(d.get("meetings"))
     text = _("%(who)s resolved turn %(turn)s.") % {"who": who, "turn": turn or "?"}
     parts = [
         ngettext("%(count)d draw", "%(count)d draws", len(draws)) % {"count": len(draws)},
@@ -436,7 +446,7 @@ def _turn_resolved(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -
 
 
 def _turn_undone(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> str:
-    discarded = d.get("discarded") if isinstance(d.get("discarded"), list) else []
+    discarded = _list(d.get("discarded"))
     text = _("%(who)s undid the resolution of turn %(turn)s; it reopened with %(time)s.") % {
         "who": who,
         "turn": turn or "?",
@@ -599,7 +609,7 @@ def _battle_ended(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
 
 
 def _battle_corrected(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
-    after = d.get("after") if isinstance(d.get("after"), Mapping) else {}
+    after = _mapping(d.get("after"))
     return _("%(who)s corrected the result of the battle in %(province)s: %(outcome)s; %(c)s.") % {
         "who": who,
         "province": ctx.province(d.get("province")),
@@ -692,7 +702,7 @@ TURN_SENTENCES: dict[str, Callable[[str, Mapping[str, Any], LogContext, Any], st
 def log_text(entry: Entry, ctx: LogContext) -> str:
     """``entry`` (a row of ``selectors.tournament_log``) as one sentence, with its reason."""
     action = str(entry.get("action") or "")
-    data = entry.get("data") if isinstance(entry.get("data"), Mapping) else {}
+    data = _mapping(entry.get("data"))
     who = log_who(str(entry.get("by") or ""))
     try:
         if action in TURN_SENTENCES:

@@ -12,8 +12,8 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 
 from referees.access import tournament_get, user_judges
+from referees.kernel import TournamentError
 from referees.models import Tournament
-from referees.services import TournamentError
 
 
 def problem_page(request: HttpRequest, status: int, title: str, message: str) -> HttpResponse:

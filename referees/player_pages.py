@@ -31,10 +31,11 @@ from referees.access import (
     tournament_get,
     tournament_players,
 )
+from referees.kernel import TournamentError
 from referees.models import Instruction, Player, Tournament
 from referees.page_refusals import problem_page
 from referees.selectors import Viewer, clan_roles, tournament_clock, visible_instructions
-from referees.services import TournamentError
+from sl5r.api_errors import error_status
 from sl5r.rules.roles import Role, Visibility, role_visibility
 from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES, map_drawing
@@ -75,7 +76,7 @@ def joined_player(
     try:
         tournament = tournament_get(tournament_id=tournament_id)
     except TournamentError as error:
-        return problem_page(request, error.status, _("No such tournament"), error.message)
+        return problem_page(request, error_status(error), _("No such tournament"), error.message)
     return player, tournament
 
 

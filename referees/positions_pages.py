@@ -10,8 +10,6 @@ whose service checks R3.2 and refuses with the reason. Anyone else of the tourna
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
@@ -21,6 +19,7 @@ from django.views.decorators.http import require_safe
 from referees.access import player_declares_for, tournament_players
 from referees.models import Player, Tournament
 from referees.player_pages import clan_daimyo, joined_player, player_page_url
+from strategic_map.board import Board
 from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES, map_drawing
 from strategic_map.selectors import campaign_game_map
@@ -48,12 +47,12 @@ def clan_homes(tournament: Tournament, clan: str) -> list[dict[str, str]]:
 
 def clan_armies(tournament: Tournament, clan: str) -> list[dict[str, str]]:
     """Each army of the clan with its General and where it starts now (``""``: nowhere yet)."""
-    placed: dict[str, Any] = tournament.campaign.board.get("armies", {})
+    board = Board.of(tournament.campaign)
     rows = [
         {
             "code": p.army.code,
             "general": p.name,
-            "province": str((placed.get(p.army.code) or {}).get("province") or ""),
+            "province": board.province_of(p.army.code) or "",
         }
         for p in tournament_players(tournament=tournament)
         if p.clan == clan and p.army is not None

@@ -34,8 +34,9 @@ from referees.backups import (
     backups_suspended,
     database_in_use,
 )
+from referees.kernel import Actor
 from referees.models import Tournament
-from referees.services import Actor, clock_pause
+from referees.services import clock_pause
 from sl5r.venue import SECRET_KEY_FILE
 from strategic_map.selectors import campaign_open_turn
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -42,6 +43,7 @@ from referees.roster import (
     roster_register,
 )
 from referees.services import tournament_clans
+from sl5r.api_errors import error_status
 from sl5r.public_url import qr_svg
 from strategic_map.clans import clan_name
 
@@ -50,7 +52,9 @@ Phase = Tournament.Phase
 
 
 def _actor(request: HttpRequest) -> Actor:
-    return Actor.of_user(request.user)
+    user = request.user
+    assert isinstance(user, AbstractBaseUser)  # judge_or_refusal let only a judge through
+    return Actor.of_user(user)
 
 
 def _role_label(role: str) -> str:
@@ -162,10 +166,10 @@ def players_add(request: HttpRequest, tournament_id: int) -> HttpResponse:
             preview = roster_preview(tournament=tournament, lines=lines)
         except RosterRefused as refusal:
             # The list changed under us, or was posted by hand: show what is wrong now.
-            preview, status = refusal.preview, refusal.status
+            preview, status = refusal.preview, error_status(refusal)
             context["problem"] = refusal.message
         except TournamentError as error:
-            context["problem"], status = error.message, error.status
+            context["problem"], status = error.message, error_status(error)
             preview = None
         if preview is not None:
             context.update(
@@ -215,7 +219,7 @@ def player_edit(request: HttpRequest, tournament_id: int, player_id: int) -> Htt
     try:
         player = player_get(tournament=tournament, player_id=player_id)
     except TournamentError as error:
-        return problem_page(request, error.status, _("Not found"), error.message)
+        return problem_page(request, error_status(error), _("Not found"), error.message)
     if request.method != "POST":
         return render(
             request, "referees/player_edit.html", _player_context(request, tournament, player)
@@ -277,7 +281,7 @@ def player_edit(request: HttpRequest, tournament_id: int, player_id: int) -> Htt
             return problem_page(request, 400, _("Unknown action"), _("Use the page's buttons."))
         status = 200
     except TournamentError as error:
-        extra["problem"], status = error.message, error.status
+        extra["problem"], status = error.message, error_status(error)
         player = player_get(tournament=tournament, player_id=player.pk)
     tournament.refresh_from_db()
     context = {**_player_context(request, tournament, player), **extra}

@@ -7,5 +7,6 @@ from django.urls import URLPattern, path
 from referees.consumers import TournamentConsumer
 
 websocket_urlpatterns: list[URLPattern] = [
-    path("ws/tournaments/<int:tournament_id>/", TournamentConsumer.as_asgi()),
+    # django-stubs' path() knows views only, not the ASGI applications Channels routes.
+    path("ws/tournaments/<int:tournament_id>/", TournamentConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

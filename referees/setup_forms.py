@@ -247,7 +247,7 @@ class TournamentForm(forms.Form):
 
     # --- Checks of form --------------------------------------------------------------------
 
-    def clean_map_file(self) -> UploadedFile | None:
+    def clean_map_file(self) -> UploadedFile[bytes] | None:
         """An uploaded map: a JSON object the rules engine reads as a map (R2)."""
         upload = self.cleaned_data.get("map_file")
         if not upload:

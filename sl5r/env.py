@@ -120,8 +120,8 @@ def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
         relative = path[1:] if path.startswith("/") else path
         if not relative:
             raise ImproperlyConfigured("DATABASE_URL: the SQLite file name is missing")
-        name = Path(relative) if relative.startswith("/") else base_dir / relative
-        return sqlite_database(name)
+        file = Path(relative) if relative.startswith("/") else base_dir / relative
+        return sqlite_database(file)
     raise ImproperlyConfigured(
         f"DATABASE_URL: unsupported scheme {parts.scheme!r} (use postgres:// or sqlite:///)"
     )

@@ -59,7 +59,8 @@ def _in_address(request: HttpRequest) -> bool:
 
 def _in_body(request: HttpRequest) -> str | None:
     """Where the JSON body holds a NUL (``body`` for a bare string); None if nowhere."""
-    if request.method in ("GET", "HEAD", "OPTIONS") or request.content_type.startswith(FORM_TYPES):
+    content_type = request.content_type or ""  # None only on an HttpRequest built by hand
+    if request.method in ("GET", "HEAD", "OPTIONS") or content_type.startswith(FORM_TYPES):
         return None
     try:
         raw = request.body

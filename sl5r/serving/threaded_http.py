@@ -34,7 +34,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from datetime import datetime
@@ -54,9 +54,11 @@ log = logging.getLogger(__name__)
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+# A server's send takes any message mapping, as Django's ASGI handler expects of it.
+Send = Callable[[Mapping[str, Any]], Awaitable[None]]
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+# The wrapped application gets ArrivalStamped's own copy of the scope, a dict.
+AsgiApp = Callable[[dict[str, Any], Receive, Send], Awaitable[None]]
 
 # A response up to this size is collected in the worker and sent from the loop in one go;
 # a larger one (a static file) is streamed from the worker chunk by chunk.

@@ -39,6 +39,7 @@ from battles.models import Battle
 from referees import services
 from referees.models import LogEntry, Tournament
 from referees.services import Actor, TournamentError
+from sl5r.api_errors import error_status
 from sl5r.rules.jsonvalue import MAX_DEPTH
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map import selectors
@@ -358,7 +359,7 @@ def test_a_map_without_one_clans_castles_is_refused_naming_that_clan(
             name="t", judge=judge_user, game_map=game_map, player_count=8, now=_now()
         )
 
-    assert excinfo.value.code == "map_seating" and excinfo.value.status == 422
+    assert excinfo.value.code == "map_seating" and error_status(excinfo.value) == 422
     assert "the lion have no castle" in excinfo.value.message
     assert "crab" not in excinfo.value.message
 

@@ -14,6 +14,7 @@ from battles import services as battle_services
 from battles.models import Battle, BattleProposal
 from referees.models import LogEntry
 from referees.services import TournamentError
+from sl5r.api_errors import error_status
 from tests.battles.conftest import act, fight, general, meet, vote
 from tests.referees.conftest import Api, Game
 
@@ -68,13 +69,13 @@ def test_r13_the_other_player_confirms_and_the_change_is_applied(game16: Game) -
     proposal = BattleProposal.objects.get(battle=battle)
     # Only the player concerned (or a judge) confirms; the proposer cannot.
     error = refused(lambda: answer(game16, battle, proposal, "lion-1", "confirm"))
-    assert error.status == 403
+    assert error_status(error) == 403
     answer(game16, battle, proposal, "unicorn-2", "confirm")
     assert counts(battle, "unicorn-2")["provinces"] == 3
     proposal.refresh_from_db()
     assert proposal.status == "confirmed" and proposal.answered_by == "unicorn-2"
     error = refused(lambda: answer(game16, battle, proposal, "unicorn-2", "confirm"))
-    assert error.status == 409  # applied once only
+    assert error_status(error) == 409  # applied once only
     assert counts(battle, "unicorn-2")["provinces"] == 3
     assert logged(game16, "battle_proposal") == [
         "battle_proposal_made",
@@ -90,7 +91,7 @@ def test_r13_the_proposer_withdraws_and_nothing_changes(game16: Game) -> None:
     act(game16, battle, "lion-1", type="ring", army="unicorn-2", element="fire")
     proposal = BattleProposal.objects.get(battle=battle)
     error = refused(lambda: answer(game16, battle, proposal, "unicorn-2", "withdraw"))
-    assert error.status == 403  # only its proposer withdraws it
+    assert error_status(error) == 403  # only its proposer withdraws it
     answer(game16, battle, proposal, "lion-1", "withdraw")
     proposal.refresh_from_db()
     assert proposal.status == "withdrawn"
@@ -136,7 +137,7 @@ def test_r8_a_players_own_last_province_needs_his_confirmation(game16: Game) -> 
     for _ in range(3):
         act(game16, battle, "lion-1", type="province", army="lion-1", delta=-1)
     error = refused(lambda: act(game16, battle, "lion-1", type="province", army="lion-1", delta=-1))
-    assert error.status == 409 and error.code == "confirm"
+    assert error_status(error) == 409 and error.code == "confirm"
     assert counts(battle, "lion-1")["provinces"] == 1
     act(game16, battle, "lion-1", type="province", army="lion-1", delta=-1, confirm=True)
     battle.refresh_from_db()

@@ -184,10 +184,12 @@ def test_the_set_up_and_the_table_are_in_the_page_once_the_battle_starts(game16:
 
 
 def test_the_page_has_every_text_its_script_uses(game16: Game) -> None:
-    """Each S["…"] key of battle_table.js is a data-* attribute of the page."""
+    """Each S["…"] key of battle_table.js and its modules is a data-* attribute of the page."""
     from django.conf import settings
 
-    script = (settings.BASE_DIR / "static" / "js" / "battle_table.js").read_text()
+    js = settings.BASE_DIR / "static" / "js"
+    modules = [js / "battle_table.js", *sorted((js / "battle_table").glob("*.js"))]
+    script = "\n".join(path.read_text() for path in modules)
     html = as_general(game16, "lion-1").get(table_url(game16, meet(game16))).content.decode()
     common = re.search(r'<div id="page-strings" hidden(.*?)></div>', html, re.S)
     assert common

@@ -408,7 +408,7 @@ def test_start_refuses_an_incomplete_lineup(
     response = api.post(f"/tournaments/{game.id}/start", token=judge_key)
 
     assert response.status_code == 409
-    assert response.json()["code"] == "lineup"
+    assert response.json()["code"] == "lineup_incomplete"
     assert response.json()["detail"] == "line-up: Crab: 1 of 2 Generals registered"
     assert Tournament.objects.get(pk=game.id).phase == "setup"
 

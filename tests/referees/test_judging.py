@@ -23,6 +23,7 @@ from referees.judging import (
 )
 from referees.kernel import Actor, TournamentError
 from referees.models import JudgeKey, LogEntry
+from sl5r.api_errors import error_status
 from tests.referees.conftest import Api, Game
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +62,7 @@ def test_judge_add_refuses_an_unknown_name_naming_it(game: Game) -> None:
         judge_add(
             tournament_id=game.id, username="nobody", actor=game.judge_actor, now=timezone.now()
         )
-    assert refused.value.status == 404
+    assert error_status(refused.value) == 404
     assert '"nobody"' in refused.value.message
     assert _names(game) == ["judge"]
     assert not _log(game, "judge_added")
@@ -72,7 +73,7 @@ def test_judge_add_refuses_a_judge_already_there(game: Game) -> None:
         judge_add(
             tournament_id=game.id, username="judge", actor=game.judge_actor, now=timezone.now()
         )
-    assert (refused.value.status, refused.value.code) == (409, "already_judge")
+    assert (error_status(refused.value), refused.value.code) == (409, "already_judge")
 
 
 def test_judge_add_refuses_a_disabled_account(game: Game, other_user: AbstractBaseUser) -> None:
@@ -99,7 +100,7 @@ def test_judge_add_refuses_an_unknown_tournament(other_user: AbstractBaseUser) -
             actor=Actor.of_user(other_user),
             now=timezone.now(),
         )
-    assert refused.value.status == 404
+    assert error_status(refused.value) == 404
 
 
 # --- Inviting a new judge ----------------------------------------------------------------------
@@ -134,7 +135,7 @@ def test_judge_invite_refuses_a_name_taken_in_any_case(game: Game, name: str) ->
         judge_invite(
             tournament_id=game.id, username=name, actor=game.judge_actor, now=timezone.now()
         )
-    assert (refused.value.status, refused.value.code) == (409, "username_taken")
+    assert (error_status(refused.value), refused.value.code) == (409, "username_taken")
     assert _names(game) == ["judge"]
 
 
@@ -144,7 +145,7 @@ def test_judge_invite_refuses_a_name_that_is_not_a_user_name(game: Game, name: s
         judge_invite(
             tournament_id=game.id, username=name, actor=game.judge_actor, now=timezone.now()
         )
-    assert refused.value.status == 400
+    assert error_status(refused.value) == 400
     assert refused.value.message.startswith("username:")
     assert not _log(game, "judge_invited")
 
@@ -207,7 +208,7 @@ def test_judge_remove_never_takes_the_last_judge(game: Game) -> None:
         judge_remove(
             tournament_id=game.id, user_id=game.judge.pk, actor=game.judge_actor, now=timezone.now()
         )
-    assert (refused.value.status, refused.value.code) == (409, "last_judge")
+    assert (error_status(refused.value), refused.value.code) == (409, "last_judge")
     assert _names(game) == ["judge"]
     assert not _log(game, "judge_removed")
 
@@ -219,7 +220,7 @@ def test_judge_remove_refuses_someone_who_is_not_a_judge(
         judge_remove(
             tournament_id=game.id, user_id=other_user.pk, actor=game.judge_actor, now=timezone.now()
         )
-    assert refused.value.status == 404
+    assert error_status(refused.value) == 404
 
 
 # --- API keys ----------------------------------------------------------------------------------
@@ -288,7 +289,7 @@ def test_judge_key_revoke_refuses_a_key_twice(game: Game) -> None:
     judge_key_revoke(**kwargs)
     with pytest.raises(TournamentError) as refused:
         judge_key_revoke(**kwargs)
-    assert (refused.value.status, refused.value.code) == (409, "revoked")
+    assert (error_status(refused.value), refused.value.code) == (409, "revoked")
 
 
 def test_judge_key_revoke_refuses_another_users_key(
@@ -306,5 +307,5 @@ def test_judge_key_revoke_refuses_another_users_key(
             actor=game.judge_actor,
             now=now,
         )
-    assert refused.value.status == 404
+    assert error_status(refused.value) == 404
     assert judge_key_user(issued.key) == other_user

@@ -422,4 +422,4 @@ def test_r1_start_is_refused_with_the_exact_missing_roles(
 
     with pytest.raises(TournamentError, match="Crab: 1 of 2 Generals registered") as refused:
         start(game)
-    assert refused.value.code == "lineup"
+    assert refused.value.code == "lineup_incomplete"

@@ -12,6 +12,7 @@ from django.utils import timezone
 from referees import roster, services
 from referees.kernel import TournamentError
 from referees.models import LogEntry, Player
+from sl5r.api_errors import error_status
 from sl5r.rules.roles import Role
 from strategic_map.models import Army
 from tests.referees.conftest import Api, Game
@@ -136,7 +137,7 @@ def test_a_binary_file_is_refused_as_not_csv() -> None:
 def test_a_list_too_long_is_refused() -> None:
     with pytest.raises(TournamentError, match="lines: at most") as refused:
         roster.roster_lines("x" * (roster.MAX_TEXT + 1))
-    assert refused.value.status == 413
+    assert error_status(refused.value) == 413
 
 
 # --- The preview -----------------------------------------------------------------------------
@@ -234,7 +235,7 @@ def test_preview_and_bulk_registration_only_during_set_up(
 
     with pytest.raises(TournamentError, match="during set-up only") as refused:
         preview(game, "Ivan")
-    assert refused.value.status == 409
+    assert error_status(refused.value) == 409
     with pytest.raises(TournamentError, match="during set-up only"):
         register(game, "Ivan")
 
@@ -266,7 +267,7 @@ def test_register_stores_nothing_when_one_line_is_wrong_and_names_every_bad_line
     with pytest.raises(roster.RosterRefused) as refused:
         register(game, "Ivan; crab\nOleg; crab; daimyo\nAnna\n; lion")
 
-    assert refused.value.status == 422
+    assert error_status(refused.value) == 422
     message = refused.value.message
     assert message.startswith("players: nothing was registered: line 2: ")
     assert "; line 4: name: the line has no name" in message
@@ -341,7 +342,7 @@ def test_a_player_of_another_tournament_is_not_found(make_game: Callable[..., Ga
             actor=game.judge_actor,
             now=timezone.now(),
         )
-    assert refused.value.status == 404
+    assert error_status(refused.value) == 404
 
 
 # --- Move ------------------------------------------------------------------------------------
@@ -432,7 +433,7 @@ def test_a_move_after_the_start_is_refused(make_game: Callable[..., Game]) -> No
 
     with pytest.raises(TournamentError, match="during set-up only") as refused:
         move(game, game.player("crab"), "crane", "general")
-    assert refused.value.status == 409
+    assert error_status(refused.value) == 409
 
 
 def test_players_moved_around_still_make_a_line_up_that_starts(
@@ -536,7 +537,7 @@ def test_replace_is_for_a_tournament_under_way(make_game: Callable[..., Game]) -
 
     with pytest.raises(TournamentError, match="rename the player or remove him") as refused:
         replace(game, game.player("crab"), "Newcomer")
-    assert refused.value.status == 409
+    assert error_status(refused.value) == 409
 
 
 def test_replace_refuses_a_name_already_registered(make_game: Callable[..., Game]) -> None:

@@ -20,6 +20,7 @@ from referees import services
 from referees.access import judge_key_create
 from referees.models import LogEntry, Tournament
 from referees.services import TournamentError
+from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map import selectors
 from strategic_map.models import Map
@@ -141,7 +142,7 @@ def test_the_settings_cannot_change_once_started(make_game: Callable[..., Game])
 
     error = refused(game, name="Too late")
 
-    assert (error.code, error.status) == ("phase", 409)
+    assert (error.code, error_status(error)) == ("phase", 409)
     assert game.refresh().name == "Test tournament"
 
 

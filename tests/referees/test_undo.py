@@ -18,6 +18,7 @@ from django.utils import timezone
 from referees import services
 from referees.models import LogEntry, Tournament
 from referees.services import OrderInput, TournamentError
+from sl5r.api_errors import error_status
 from strategic_map.models import Turn
 from tests.battles.conftest import act, fight, meet, resolve
 from tests.referees.conftest import Api, Game
@@ -151,7 +152,7 @@ def test_r4_undo_refuses_a_time_outside_one_minute_to_four_hours_and_changes_not
                 tournament_id=game16.id, actor=game16.judge_actor, now=_now(game16), seconds=s
             )
         )
-        assert error.status == 400 and str(error).startswith("seconds")
+        assert error_status(error) == 400 and str(error).startswith("seconds")
     assert game16.board() == board
     assert not LogEntry.objects.filter(action="turn_undone").exists()
 
@@ -184,7 +185,7 @@ def test_r4_nothing_else_is_discarded_when_nothing_happened_since(game16: Game) 
 
 
 def test_undo_preview_before_any_resolution_is_409(game16: Game) -> None:
-    assert refused(lambda: services.undo_preview(tournament_id=game16.id)).status == 409
+    assert error_status(refused(lambda: services.undo_preview(tournament_id=game16.id))) == 409
 
 
 def _now(game: Game) -> datetime:

@@ -19,8 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.urls import NoReverseMatch, reverse
@@ -28,11 +27,10 @@ from django.utils import timezone
 
 from battles.models import Battle
 from battles.services import meeting_vote
+from referees.kernel import Actor, TournamentError
 from referees.models import Player, Tournament
 from referees.services import (
-    Actor,
     OrderInput,
-    TournamentError,
     clock_resolve_now,
     order_enter,
     player_register,
@@ -170,9 +168,9 @@ def _duration(seconds: int) -> str:
     return f"{seconds}-second"
 
 
-def _judge_account(password: str | None) -> tuple[AbstractBaseUser, str | None]:
+def _judge_account(password: str | None) -> tuple[User, str | None]:
     """The judge account; returns the password to print when one was made up or set."""
-    users = get_user_model()
+    users = User
     user = users.objects.filter(username=JUDGE_USERNAME).first()
     if user is None:
         chosen = password or secrets.token_urlsafe(12)
@@ -192,7 +190,7 @@ def _positions(game_map: GameMap, clan: str, codes: list[str]) -> dict[str, str]
     return dict(zip(sorted(codes), homes, strict=False))
 
 
-def _demo_create(judge: AbstractBaseUser, *, turn_seconds: int) -> Tournament:
+def _demo_create(judge: User, *, turn_seconds: int) -> Tournament:
     now = timezone.now()
     graph = rokugan_map()
     game_map = map_import(slug=DEMO_MAP_SLUG, data=graph.to_dict())

@@ -47,7 +47,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{steps} step(s) taken.")
             return
 
-        previous: dict[int, Any] = {}
+        previous: dict[signal.Signals, Any] = {}
 
         def stop(signum: int, frame: FrameType | None) -> None:
             # Let a sweep in progress finish its transaction, then leave the loop; a second

@@ -25,6 +25,8 @@ def _write_lock(name: str) -> threading.Lock:
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    # The hooks wrapped below are private to Django's backends and django-stubs declares
+    # none of them: hence the ignores on their super() calls.
     _holds_write_lock = False
 
     def _lock(self) -> threading.Lock:
@@ -34,7 +36,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         timeout = float(self.settings_dict.get("OPTIONS", {}).get("timeout", 20))
         self._holds_write_lock = self._lock().acquire(timeout=timeout)
         try:
-            super()._start_transaction_under_autocommit()
+            super()._start_transaction_under_autocommit()  # type: ignore[misc]
         except BaseException:
             self._release_write_lock()
             raise
@@ -46,18 +48,18 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def _commit(self) -> Any:
         try:
-            return super()._commit()
+            return super()._commit()  # type: ignore[misc]
         finally:
             self._release_write_lock()
 
     def _rollback(self) -> Any:
         try:
-            return super()._rollback()
+            return super()._rollback()  # type: ignore[misc]
         finally:
             self._release_write_lock()
 
     def _close(self) -> Any:
         try:
-            return super()._close()
+            return super()._close()  # type: ignore[misc]
         finally:
             self._release_write_lock()
