@@ -345,3 +345,21 @@ def test_the_import_contract_fails_on_a_service_importing_the_transport(tmp_path
 
     assert result.returncode == 1, result.stdout + result.stderr
     assert "referees.kernel is not allowed to import referees.api" in result.stdout
+
+
+def test_only_strategic_map_reads_or_writes_the_board_json() -> None:
+    """``Campaign.board`` is read and written through ``strategic_map.board.Board`` only:
+    no module of the other apps touches the attribute (``campaign.board``)."""
+    offences = []
+    for app in ("referees", "battles"):
+        for path in sorted((BASE_DIR / app).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            offences.extend(
+                f"{path.relative_to(BASE_DIR)}:{node.lineno}: .board"
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Attribute) and node.attr == "board"
+            )
+
+    assert not offences, "the board's JSON touched outside strategic_map:\n" + "\n".join(offences)
