@@ -7,32 +7,30 @@ as ``{"detail", "code"}`` with a 4xx status, as everywhere in the API.
 
 from __future__ import annotations
 
-import json
-from typing import Any, Literal
+from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
-from ninja import Field, Router, Schema
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from ninja import Router
 
 from battles import services
 from battles.models import Battle
+from battles.schemas import ActionIn, AnswerIn, BattleOut, CorrectionIn, ResultIn, VoteIn
 from battles.selectors import battle_detail, battle_get, battles_visible
 from referees.access import tournament_get, user_judges
 from referees.auth import SIGNED_IN, caller_of
+from referees.kernel import Actor
 from referees.models import Player, Tournament
 from referees.ratelimit import rate_limit
-from referees.schemas import MAX_REASON, ErrorOut
+from referees.schemas import ErrorOut
 from referees.selectors import Viewer
-from referees.services import Actor
 
 router = Router(tags=["battles"])
 
-ERRORS: dict[Any, Any] = {frozenset({400, 401, 403, 404, 409, 413, 422, 429}): ErrorOut}
-MAX_ACTION_BYTES = 4096
-MAX_ARMY = 64
+# As referees.api's: the services' refusals, a bad credential, a rate limit, a database down.
+ERRORS: dict[Any, Any] = {frozenset({400, 401, 403, 404, 409, 413, 422, 429, 503}): ErrorOut}
 
 # Translated when read (gettext_lazy): in the language of the request that is refused.
 ERROR_NOT_PLAYER = gettext_lazy("only a judge or a player of this tournament may do this")
@@ -41,78 +39,6 @@ ERROR_NOT_WATCHING = gettext_lazy(
     "you may not see this battle (R1.1): a General sees his own army's tables, a Daimyo "
     "his clan's unless the clan has a Karo, a Karo his clan's"
 )
-
-
-# --- Bodies ----------------------------------------------------------------------------------
-
-
-class VoteIn(Schema):
-    army: str | None = Field(
-        None,
-        min_length=1,
-        max_length=MAX_ARMY,
-        description="the army whose vote this is: a General's own (may be left out); a judge "
-        "names it",
-    )
-    vote: Literal["peace", "battle"] = Field(..., description="R7: peace or battle")
-
-
-class ActionIn(BaseModel):
-    """One action at the table, as the game defines it: ``type`` and its own fields.
-
-    A General's ``by`` is always his army (whatever he sends); a judge acts as ``judge``
-    unless he names a seated army in ``by``. (A plain pydantic model: ninja's ``Schema``
-    would drop the game's own fields.)
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    type: str = Field(..., min_length=1, max_length=40, description="the action's type")
-
-    @model_validator(mode="after")
-    def _small(self) -> ActionIn:
-        if len(json.dumps(self.model_dump())) > MAX_ACTION_BYTES:
-            raise ValueError(f"an action is at most {MAX_ACTION_BYTES} bytes of JSON")
-        return self
-
-
-class AnswerIn(Schema):
-    answer: Literal["confirm", "decline", "withdraw"] = Field(
-        ...,
-        description="R8, R13: the player a proposal concerns confirms or declines it; its "
-        "proposer withdraws it; a judge may do any of these",
-    )
-
-
-class ResultIn(Schema):
-    survivors: list[str] = Field(
-        ...,
-        max_length=64,
-        description="R8: the armies the winner lets live; the others who did not lose are "
-        "destroyed by his choice",
-    )
-
-    @field_validator("survivors")
-    @classmethod
-    def _codes(cls, value: list[str]) -> list[str]:
-        for i, code in enumerate(value):
-            if not code or len(code) > MAX_ARMY:
-                raise ValueError(f"survivors[{i}]: an army code of 1 to {MAX_ARMY} characters")
-        return value
-
-
-class CorrectionIn(ResultIn):
-    kind: Literal["win", "truce"]
-    winner: str | None = Field(None, max_length=MAX_ARMY, description="for a win: the army")
-    reason: str = Field(..., min_length=1, max_length=MAX_REASON)
-
-    @model_validator(mode="after")
-    def _winner(self) -> CorrectionIn:
-        if self.kind == "win" and not self.winner:
-            raise ValueError("winner: a win names the winning army")
-        if self.kind == "truce" and self.winner:
-            raise ValueError("winner: a truce has no winner")
-        return self
 
 
 # --- Helpers ---------------------------------------------------------------------------------
@@ -168,7 +94,8 @@ def _may_see(battle: Battle, viewer: Viewer) -> dict[str, Any]:
 
 @router.get(
     "/tournaments/{tournament_id}/battles",
-    response={200: list[dict[str, Any]], **ERRORS},
+    response={200: list[BattleOut], **ERRORS},
+    exclude_unset=True,
     auth=SIGNED_IN,
     summary="The battle tables the caller may see (judge, General, Daimyo, Karo)",
 )
@@ -182,7 +109,8 @@ def battle_list(request: HttpRequest, tournament_id: int) -> list[dict[str, Any]
 
 @router.get(
     "/tournaments/{tournament_id}/battles/{battle_id}",
-    response={200: dict[str, Any], **ERRORS},
+    response={200: BattleOut, **ERRORS},
+    exclude_unset=True,
     auth=SIGNED_IN,
     summary="One battle table (whoever may see it)",
 )
@@ -196,7 +124,8 @@ def battle_show(request: HttpRequest, tournament_id: int, battle_id: int) -> dic
 
 @router.post(
     "/tournaments/{tournament_id}/battles/{battle_id}/vote",
-    response={200: dict[str, Any], **ERRORS},
+    response={200: BattleOut, **ERRORS},
+    exclude_unset=True,
     auth=SIGNED_IN,
     summary="Say peace or battle at a meeting (General for his army; judge for a General)",
 )
@@ -220,7 +149,8 @@ def battle_vote(
 
 @router.post(
     "/tournaments/{tournament_id}/battles/{battle_id}/actions",
-    response={200: dict[str, Any], **ERRORS},
+    response={200: BattleOut, **ERRORS},
+    exclude_unset=True,
     auth=SIGNED_IN,
     summary="Act at a battle table (General as his army; judge)",
 )
@@ -245,7 +175,8 @@ def battle_action(
 
 @router.post(
     "/tournaments/{tournament_id}/battles/{battle_id}/proposals/{proposal_id}",
-    response={200: dict[str, Any], **ERRORS},
+    response={200: BattleOut, **ERRORS},
+    exclude_unset=True,
     auth=SIGNED_IN,
     summary="Confirm, decline or withdraw a proposal (the player concerned; its proposer; judge)",
 )
@@ -267,7 +198,8 @@ def battle_proposal(
 
 @router.post(
     "/tournaments/{tournament_id}/battles/{battle_id}/result",
-    response={200: dict[str, Any], **ERRORS},
+    response={200: BattleOut, **ERRORS},
+    exclude_unset=True,
     auth=SIGNED_IN,
     summary="Choose the surviving armies (the winner's General; judge)",
 )
@@ -287,7 +219,8 @@ def battle_result(
 
 @router.post(
     "/tournaments/{tournament_id}/battles/{battle_id}/correct",
-    response={200: dict[str, Any], **ERRORS},
+    response={200: BattleOut, **ERRORS},
+    exclude_unset=True,
     auth=SIGNED_IN,
     summary="Correct an ended battle's result, with a reason (judge)",
 )

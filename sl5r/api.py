@@ -1,8 +1,9 @@
 """The JSON API (django-ninja), mounted at ``/api/``; OpenAPI at ``/api/openapi.json``.
 
 Every error is a 4xx JSON body ``{"detail": "<what went wrong>", "code": "<code>"}``: the
-services' refusals with their own status, invalid input as 422 naming the field, unknown
-ids as 404, refusals of permission as 403. Bad input never gives a 500.
+services' refusals with the status ``ERROR_STATUS`` gives their code, invalid input as 422
+naming the field, unknown ids as 404, refusals of permission as 403. Bad input never gives
+a 500.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as NinjaValidationError
 from ninja.openapi.docs import Swagger, render_template
+from ninja.operation import Operation
 from ninja.parser import Parser
 
 from battles.api import router as battles_router
 from referees.api import router as referees_router
 from referees.auth import AuthFailed
+from referees.kernel import TournamentError
 from referees.ratelimit import RateLimited
-from referees.services import TournamentError
+from sl5r.api_errors import error_status
 from sl5r.rules.errors import MapError, RulesInputError
 from sl5r.rules.jsonvalue import MAX_DEPTH, JsonProblem, JsonValueProblem, json_value_problem
 from sl5r.serving.database_outage import DATABASE_OUTAGE_ERRORS, database_outage_response
@@ -122,7 +125,22 @@ class SessionSwagger(Swagger):
         return render_template(request, self.template, self.template_cdn, context)
 
 
-api = NinjaAPI(
+class RefereeAPI(NinjaAPI):
+    """The API, its operations named after their app's API and their handler.
+
+    ninja names an operation after the handler's module (``referees_api_access_me``);
+    ``referees.api`` is a package of one module per resource, and a handler moved between
+    them would rename its operation in every client generated from the document. The name is
+    ``<app>_api_<handler>`` (``referees_api_me``, ``battles_api_battle_show``) wherever in the
+    app's API the handler lives.
+    """
+
+    def get_openapi_operation_id(self, operation: Operation) -> str:
+        app = operation.view_func.__module__.split(".")[0]
+        return f"{app}_api_{operation.view_func.__name__}"
+
+
+api = RefereeAPI(
     title="SL5R Referee API",
     version="1",
     description=(
@@ -147,7 +165,7 @@ def _error(request: HttpRequest, status: int, detail: str, code: str, **extra: A
 
 @api.exception_handler(TournamentError)
 def _tournament_error(request: HttpRequest, exc: TournamentError) -> HttpResponse:
-    return _error(request, exc.status, exc.message, exc.code)
+    return _error(request, error_status(exc), exc.message, exc.code)
 
 
 def _field(loc: list[Any] | tuple[Any, ...], with_param: bool) -> str:
@@ -374,8 +392,14 @@ def _too_large(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
 
 
 # ninja would answer these 500 (with DEBUG on, a traceback): a 503 naming the problem.
+def _database_outage(request: HttpRequest, exc: Exception | type[Exception]) -> HttpResponse:
+    # ninja hands over the raised error; its annotation also admits the class.
+    error = exc if isinstance(exc, Exception) else exc()
+    return database_outage_response(request, error)
+
+
 for _outage_error in DATABASE_OUTAGE_ERRORS:
-    api.add_exception_handler(_outage_error, database_outage_response)
+    api.add_exception_handler(_outage_error, _database_outage)
 
 
 def api_not_found(request: HttpRequest, rest: str = "") -> HttpResponse:

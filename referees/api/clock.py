@@ -1,0 +1,111 @@
+"""The clock (R4): pause, resume, extend, resolve, undo (tag ``clock``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.http import HttpRequest
+from django.utils import timezone
+from ninja import Router
+
+from referees import services
+from referees.api.common import ERRORS, done, judge_of
+from referees.auth import SIGNED_IN
+from referees.schemas import DoneOut, ExtendIn, RedrawIn, UndoIn, UndoPreviewOut
+
+router = Router()
+
+
+Operation = TypeVar("Operation", bound=Callable[..., Any])
+
+
+def _clock_route(path: str, summary: str) -> Callable[[Operation], Operation]:
+    return router.post(
+        f"/tournaments/{{tournament_id}}/clock/{path}",
+        response={200: DoneOut, **ERRORS},
+        auth=SIGNED_IN,
+        tags=["clock"],
+        summary=f"{summary} (judge)",
+    )
+
+
+@_clock_route("pause", "Pause the clock")
+def clock_pause(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
+    tournament, actor = judge_of(request, tournament_id)
+    return done(services.clock_pause(tournament_id=tournament.pk, actor=actor, now=timezone.now()))
+
+
+@_clock_route("resume", "Resume the clock")
+def clock_resume(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
+    tournament, actor = judge_of(request, tournament_id)
+    return done(services.clock_resume(tournament_id=tournament.pk, actor=actor, now=timezone.now()))
+
+
+@_clock_route("extend", "Give the current phase or turn more (or less) time")
+def clock_extend(request: HttpRequest, tournament_id: int, payload: ExtendIn) -> dict[str, Any]:
+    tournament, actor = judge_of(request, tournament_id)
+    return done(
+        services.clock_extend(
+            tournament_id=tournament.pk, seconds=payload.seconds, actor=actor, now=timezone.now()
+        )
+    )
+
+
+@_clock_route("resolve-now", "Resolve the current turn now")
+def clock_resolve_now(
+    request: HttpRequest, tournament_id: int, turn: int | None = None
+) -> dict[str, Any]:
+    """With ``?turn=N``, only turn N: a click that the clock beat is refused (409)."""
+    tournament, actor = judge_of(request, tournament_id)
+    return done(
+        services.clock_resolve_now(
+            tournament_id=tournament.pk,
+            actor=actor,
+            now=timezone.now(),
+            turn=turn,
+        )
+    )
+
+
+@_clock_route("end", "End the game now")
+def clock_end(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
+    tournament, actor = judge_of(request, tournament_id)
+    return done(services.clock_end(tournament_id=tournament.pk, actor=actor, now=timezone.now()))
+
+
+@_clock_route("redraw", "Renew the open turn's draws: a new seed and commitment (R11)")
+def clock_redraw(request: HttpRequest, tournament_id: int, payload: RedrawIn) -> dict[str, Any]:
+    tournament, actor = judge_of(request, tournament_id)
+    return done(
+        services.turn_redraw(
+            tournament_id=tournament.pk, actor=actor, now=timezone.now(), reason=payload.reason
+        )
+    )
+
+
+@_clock_route("undo", "Undo the last resolution; the clock pauses")
+def clock_undo(request: HttpRequest, tournament_id: int, payload: UndoIn) -> dict[str, Any]:
+    tournament, actor = judge_of(request, tournament_id)
+    return done(
+        services.clock_undo(
+            tournament_id=tournament.pk,
+            actor=actor,
+            now=timezone.now(),
+            reason=payload.reason,
+            turn=payload.turn,
+            seconds=payload.seconds,
+        )
+    )
+
+
+@router.get(
+    "/tournaments/{tournament_id}/clock/undo",
+    response={200: UndoPreviewOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["clock"],
+    summary="What an undo of the last resolved turn would discard, and its time (judge)",
+)
+def clock_undo_preview(request: HttpRequest, tournament_id: int) -> services.UndoPreview:
+    tournament, _ = judge_of(request, tournament_id)
+    return services.undo_preview(tournament_id=tournament.pk)

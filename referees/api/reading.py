@@ -1,0 +1,156 @@
+"""Reading a tournament: its state, map, log and case files (tag ``reading``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
+from ninja import Router
+
+# The function, typed (ninja.Query is the Annotated shortcut, a generic to mypy).
+from ninja.params.functions import Query
+
+from referees.access import tournament_get
+from referees.api.common import ERRORS, judge_of, viewer_of
+from referees.auth import ANYONE, SIGNED_IN, caller_of
+from referees.kernel import TournamentError
+from referees.log_texts import LOG_KINDS, log_context, log_kind, log_text
+from referees.schemas import CampaignMapOut, CaseFileOut, LogExportOut, LogOut, StateOut
+from referees.selectors import LogFilter, tournament_log, turn_case
+from referees.state import tournament_state
+from sl5r.rules.clans import CLANS
+
+router = Router()
+
+LOG_PAGE = 500
+LOG_PAGE_MAX = 1000
+
+# Translated when read (gettext_lazy): in the language of the request that is refused.
+ERROR_NO_CASE = gettext_lazy(
+    "turn {number} has not been played (or was undone): there is no case file"
+)
+
+
+@router.get(
+    "/tournaments/{tournament_id}/state",
+    response={200: StateOut, **ERRORS},
+    exclude_unset=True,
+    auth=ANYONE,
+    tags=["reading"],
+    summary="What the caller may see now (judge, player, or anyone)",
+)
+def state(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
+    """R1.1: the judge sees everything; a player what his role allows; anyone else the
+    public display. ``tournament.version`` grows with every change.
+    """
+    tournament = tournament_get(tournament_id=tournament_id)
+    viewer = viewer_of(caller_of(request), tournament)
+    return tournament_state(tournament=tournament, viewer=viewer, now=timezone.now())
+
+
+@router.get(
+    "/tournaments/{tournament_id}/map",
+    response={200: CampaignMapOut, **ERRORS},
+    exclude_unset=True,
+    tags=["reading"],
+    summary="The campaign's map JSON (anyone)",
+)
+def campaign_map(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
+    tournament = tournament_get(tournament_id=tournament_id)
+    data: dict[str, Any] = tournament.campaign.map_data
+    return data
+
+
+@router.get(
+    "/tournaments/{tournament_id}/log",
+    response={200: LogOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["reading"],
+    summary="The tournament's log, oldest first, in pages (judge)",
+)
+def log(
+    request: HttpRequest,
+    tournament_id: int,
+    after: int = Query(0, ge=0),
+    limit: int = Query(LOG_PAGE, ge=1, le=LOG_PAGE_MAX),
+    turn: int | None = Query(None, ge=0, description="only entries of this turn"),
+    army: str = Query("", max_length=64, description="only entries about this army"),
+    clan: str = Query("", max_length=16, description="only entries about this clan"),
+    kind: str = Query("", max_length=16, description="only entries of this kind"),
+) -> dict[str, Any]:
+    """R11: entries with an id above ``after``; ``more`` says whether another page follows.
+
+    Each entry has ``text``, the entry as a sentence in the reader's language, and
+    ``kind``; ``turn``, ``army``, ``clan`` and ``kind`` filter the entries.
+    """
+    tournament, _ = judge_of(request, tournament_id)
+    if kind and kind not in LOG_KINDS:
+        raise TournamentError(
+            gettext("kind: one of %(kinds)s") % {"kinds": ", ".join(LOG_KINDS)},
+            code="validation",
+        )
+    if clan and clan not in CLANS:
+        raise TournamentError(
+            gettext('clan: there is no clan "%(clan)s"') % {"clan": clan},
+            code="validation",
+        )
+    wanted = LogFilter(turn=turn, army=army.strip(), clan=clan, kind=kind)
+    entries = tournament_log(tournament=tournament, after=after, limit=limit + 1, wanted=wanted)
+    more = len(entries) > limit
+    entries = entries[:limit]
+    context = log_context(tournament)
+    for entry in entries:
+        entry["text"] = log_text(entry, context)
+        entry["kind"] = log_kind(entry["action"])
+    return {"entries": entries, "after": entries[-1]["id"] if entries else after, "more": more}
+
+
+@router.get(
+    "/tournaments/{tournament_id}/log/export",
+    response={200: LogExportOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["reading"],
+    summary="Download the whole log as a JSON file (judge)",
+)
+def log_export(request: HttpRequest, tournament_id: int) -> HttpResponse:
+    tournament, _ = judge_of(request, tournament_id)
+    entries: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        page = tournament_log(tournament=tournament, after=after, limit=LOG_PAGE_MAX)
+        entries.extend(page)
+        if len(page) < LOG_PAGE_MAX:
+            break
+        after = page[-1]["id"]
+    document = {
+        "tournament": {"id": tournament.pk, "name": tournament.name},
+        "exported_at": timezone.now().isoformat(),
+        "entries": entries,
+    }
+    response = HttpResponse(
+        json.dumps(document, ensure_ascii=False, indent=2), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'attachment; filename="tournament-{tournament.pk}-log.json"'
+    return response
+
+
+@router.get(
+    "/tournaments/{tournament_id}/turns/{number}/case",
+    response={200: CaseFileOut, **ERRORS},
+    exclude_unset=True,
+    auth=SIGNED_IN,
+    tags=["reading"],
+    summary="A played turn as an adjudication case file (judge)",
+)
+def case_file(request: HttpRequest, tournament_id: int, number: int) -> dict[str, Any]:
+    """The turn as the engine saw it, with its draws and its result as ``expect``:
+    ``manage.py adjudicate --check`` on the file replays it and confirms the result.
+    """
+    tournament, _ = judge_of(request, tournament_id)
+    case = turn_case(tournament=tournament, number=number)
+    if case is None:
+        raise TournamentError(ERROR_NO_CASE.format(number=number), code="not_found")
+    return case
