@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.contrib.sessions.backends.base import SessionBase
@@ -21,7 +22,7 @@ from django.utils.translation import gettext, gettext_noop
 from referees.backups import backup_on_commit
 from referees.kernel import TournamentError, unit_of_work
 from referees.models import JudgeKey, Player, Tournament
-from referees.selectors import clan_roles
+from referees.selectors import clan_roles, player_row
 from referees.tokens import player_token
 from sl5r.public_url import public_url
 from sl5r.rules.roles import Role
@@ -123,6 +124,12 @@ def player_join_link(request: HttpRequest, player: Player) -> tuple[str, str | N
     if not token:
         return "", None
     return token, public_url(request, reverse("join", args=[token]))
+
+
+def player_link_row(request: HttpRequest, player: Player) -> dict[str, Any]:
+    """``player_row`` with his join token and link, for the judges' views of the roster."""
+    token, url = player_join_link(request, player)
+    return {**player_row(player), "token": token, "join_url": url}
 
 
 # --- Judge API keys ---------------------------------------------------------------------------

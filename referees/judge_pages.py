@@ -25,7 +25,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from battles.selectors import battles_of_turn
-from referees.access import player_join_link, tournament_get, tournament_players, user_judges
+from referees.access import (
+    player_link_row,
+    tournament_get,
+    tournament_players,
+    user_judges,
+)
 from referees.kernel import TournamentError
 from referees.log_texts import (
     LOG_KINDS,
@@ -253,19 +258,6 @@ def _labels(choices: Any) -> dict[str, str]:
     return {str(value): str(label) for value, label in choices}
 
 
-def _player_row(request: HttpRequest, player: Player) -> dict[str, Any]:
-    token, url = player_join_link(request, player)
-    return {
-        "id": player.pk,
-        "name": player.name,
-        "clan": player.clan,
-        "role": player.role,
-        "army": player.army.code if player.army else None,
-        "token": token,
-        "join_url": url,
-    }
-
-
 @never_cache
 @require_safe
 def judge_console(request: HttpRequest, tournament_id: int) -> HttpResponse:
@@ -291,7 +283,9 @@ def judge_console(request: HttpRequest, tournament_id: int) -> HttpResponse:
             "clanColours": CLAN_COLOURS,
             "provinces": _provinces(map_data),
             "neighbours": _neighbours(map_data),
-            "players": [_player_row(request, p) for p in tournament_players(tournament=tournament)],
+            "players": [
+                player_link_row(request, p) for p in tournament_players(tournament=tournament)
+            ],
             # A player's page is this followed by his id and "/" (roster_pages.player_edit).
             "playerPages": reverse("referees:player_edit", args=[tournament.pk, 0]).removesuffix(
                 "0/"

@@ -200,9 +200,10 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
             continue
         if sight.all_armies or code == sight.own_army:
             visible_armies.append(_army_row(code, army.clan, spot))
-    control = board.control()
+    control_all = board.control()  # also the scores' and Small Farms' input below
+    control = control_all
     if sight.provinces is not None:
-        control = {p: c for p, c in control.items() if p in sight.provinces}
+        control = {p: c for p, c in control_all.items() if p in sight.provinces}
 
     turns = list(
         Turn.objects.filter(campaign=campaign)
@@ -260,7 +261,7 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
         "viewer": {
             "kind": viewer.kind,
             "sees_all_armies": sight.all_armies,
-            "player": _player_row(viewer.player) if viewer.player else None,
+            "player": player_row(viewer.player) if viewer.player else None,
         },
         "visible_provinces": None if sight.provinces is None else sorted(sight.provinces),
         "armies": visible_armies,
@@ -271,7 +272,7 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
     if sight.scores:
         breakdown = score_breakdown(
             campaign_game_map(campaign),
-            board.control(),
+            control_all,
             [c for c in CLANS if c not in campaign.excluded_clans],
         )
         state["scores"] = {
@@ -285,7 +286,7 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
         }
         # R7: the Small Farms each clan's Generals would bring to a battle starting now.
         state["small_farms"] = small_farms(
-            campaign_game_map(campaign), board.control(), list(breakdown)
+            campaign_game_map(campaign), control_all, list(breakdown)
         )
     if viewer.kind == "judge" and last is not None and last.result:
         state["last_draws"] = last.result.get("draws", [])
@@ -367,7 +368,8 @@ def declared_clans(armies: Iterable[Army], placed: Mapping[str, Any]) -> dict[st
     return {clan: declared[clan] for clan in CLANS if clan in declared}
 
 
-def _player_row(player: Player) -> dict[str, Any]:
+def player_row(player: Player) -> dict[str, Any]:
+    """A player as every answer shows him: the API, the state, the judge console."""
     return {
         "id": player.pk,
         "name": player.name,

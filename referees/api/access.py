@@ -11,11 +11,12 @@ from ninja import Router
 
 from referees import services
 from referees.access import player_session_login
-from referees.api.common import ERRORS, player_out
+from referees.api.common import ERRORS
 from referees.auth import ANYONE, caller_of
 from referees.kernel import TournamentError
 from referees.ratelimit import client_ip, rate_check, rate_hit
 from referees.schemas import CsrfOut, ErrorOut, JoinIn, JoinOut, MeOut
+from referees.selectors import player_row
 
 router = Router()
 
@@ -40,7 +41,7 @@ def me(request: HttpRequest) -> dict[str, Any]:
     return {
         "authenticated_as": caller.via,
         "user": caller.user.get_username() if caller.user else None,
-        "player": player_out(caller.player) if caller.player else None,
+        "player": player_row(caller.player) if caller.player else None,
         "tournament": caller.player.tournament_id if caller.player else None,
     }
 
@@ -71,4 +72,4 @@ def join(request: HttpRequest, payload: JoinIn) -> dict[str, Any]:
         rate_hit("joins", address)
         raise TournamentError(str(ERROR_BAD_JOIN), code="bad_token")
     player_session_login(request.session, player)
-    return {"tournament": player.tournament_id, "player": player_out(player)}
+    return {"tournament": player.tournament_id, "player": player_row(player)}

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy
 
-from referees.access import player_join_link, tournament_get, user_judges
+from referees.access import tournament_get, user_judges
 from referees.auth import Caller, caller_of
 from referees.kernel import Actor
 from referees.models import Player, Tournament
@@ -62,21 +62,6 @@ def viewer_of(caller: Caller, tournament: Tournament) -> Viewer:
     if caller.player is not None and caller.player.tournament_id == tournament.pk:
         return Viewer.of_player(caller.player)
     return Viewer.public()
-
-
-def player_out(player: Player) -> dict[str, Any]:
-    return {
-        "id": player.pk,
-        "name": player.name,
-        "clan": player.clan,
-        "role": player.role,
-        "army": player.army.code if player.army else None,
-    }
-
-
-def player_link_out(request: HttpRequest, player: Player) -> dict[str, Any]:
-    token, url = player_join_link(request, player)
-    return {**player_out(player), "token": token, "join_url": url}
 
 
 def done(tournament: Tournament) -> dict[str, Any]:

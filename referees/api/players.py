@@ -9,8 +9,8 @@ from django.utils import timezone
 from ninja import Router, Status
 
 from referees import roster, services
-from referees.access import player_get, tournament_get, tournament_players
-from referees.api.common import ERRORS, done, judge_of, player_link_out
+from referees.access import player_get, player_link_row, tournament_get, tournament_players
+from referees.api.common import ERRORS, done, judge_of
 from referees.auth import SIGNED_IN
 from referees.kernel import unit_of_work
 from referees.schemas import (
@@ -49,7 +49,7 @@ def player_register(
         actor=actor,
         now=timezone.now(),
     )
-    return Status(201, player_link_out(request, player))
+    return Status(201, player_link_row(request, player))
 
 
 @router.get(
@@ -61,7 +61,7 @@ def player_register(
 )
 def player_list(request: HttpRequest, tournament_id: int) -> list[dict[str, Any]]:
     tournament, _ = judge_of(request, tournament_id)
-    return [player_link_out(request, p) for p in tournament_players(tournament=tournament)]
+    return [player_link_row(request, p) for p in tournament_players(tournament=tournament)]
 
 
 @router.post(
@@ -76,7 +76,7 @@ def join_link_reissue(request: HttpRequest, tournament_id: int, player_id: int) 
     tournament, actor = judge_of(request, tournament_id)
     player = player_get(tournament=tournament, player_id=player_id)
     services.player_token_reissue(player=player, actor=actor, now=timezone.now())
-    return player_link_out(request, player)
+    return player_link_row(request, player)
 
 
 @router.delete(
@@ -91,7 +91,7 @@ def join_link_revoke(request: HttpRequest, tournament_id: int, player_id: int) -
     tournament, actor = judge_of(request, tournament_id)
     player = player_get(tournament=tournament, player_id=player_id)
     services.player_token_revoke(player=player, actor=actor, now=timezone.now())
-    return player_link_out(request, player)
+    return player_link_row(request, player)
 
 
 def _roster_lines_out(preview: roster.RosterPreview) -> list[dict[str, Any]]:
@@ -177,7 +177,7 @@ def player_register_bulk(
             "registered_before": tournament.players.count() - len(players),
             "player_count": tournament.player_count,
             "lines": stored,
-            "players": [player_link_out(request, p) for p in players],
+            "players": [player_link_row(request, p) for p in players],
         },
     )
 
@@ -215,7 +215,7 @@ def player_change(
                 actor=actor,
                 now=now,
             )
-    return player_link_out(request, player_get(tournament=tournament, player_id=player.pk))
+    return player_link_row(request, player_get(tournament=tournament, player_id=player.pk))
 
 
 @router.delete(
@@ -254,4 +254,4 @@ def player_replace(
         actor=actor,
         now=timezone.now(),
     )
-    return player_link_out(request, player)
+    return player_link_row(request, player)

@@ -183,6 +183,23 @@ def test_r4_judge_enters_a_paper_order_recorded_as_his(game16: Game) -> None:
     assert order.by_judge and order.author == "judge judge"
 
 
+def test_r4_a_paper_order_entered_after_the_deadline_is_stored_while_the_turn_is_open(
+    game16: Game,
+) -> None:
+    """R4: the deadline refuses a General's own order, not the paper order he handed in on
+    time, which a judge may still type in until the turn is resolved."""
+    deadline = game16.refresh().deadline
+    assert deadline is not None
+    services.order_enter(
+        tournament_id=game16.id,
+        army_code="crab-1",
+        order=OrderInput("move", ("crab-hiruma",)),
+        actor=game16.judge_actor,
+        now=deadline + timedelta(seconds=1),
+    )
+    assert Order.objects.get().by_judge
+
+
 def test_r4_orders_while_paused_are_accepted(game16: Game) -> None:
     now = timezone.now()
     services.clock_pause(tournament_id=game16.id, actor=game16.judge_actor, now=now)
