@@ -7,14 +7,17 @@ order stored; p99 under 250 ms) and exits 0.
     .venv/bin/python benchmarks/order_burst.py --postgres URL  # e.g. postgres://postgres@127.0.0.1:5432/postgres
     .venv/bin/python benchmarks/order_burst.py --bursts 20     # more bursts (at most 25)
     .venv/bin/python benchmarks/order_burst.py --modes threads,django,uvicorn --repeat 1
+    .venv/bin/python benchmarks/order_burst.py --postgres URL --modes cluster --repeat 1
 
 Each mode is a way of serving HTTP, measured in the same run on the same data, the server
 started afresh for each (``MODES``): ``threads`` and ``django`` are ``manage.py serve``
 (Daphne) with ``SL5R_HTTP`` set so; ``uvicorn`` is uvicorn with Django's ASGI handler
-(``SL5R_HTTP=django``). With ``--repeat 2`` (the default) the modes run forwards then
-backwards (threads, django, django, threads), so that a machine getting busier or a
-database growing favours neither; each mode's figures are over all its runs, and the last
-table gives each mode's against the first's.
+(``SL5R_HTTP=django``); ``cluster`` is ``python -m sl5r.cluster``, what ``make cluster`` runs
+(HAProxy in front of two Daphne processes, Celery, Redis database 9, emptied first), on the
+run's PostgreSQL database, the bursts sent to the proxy. With ``--repeat 2`` (the default)
+the modes run forwards then backwards (threads, django, django, threads), so that a machine
+getting busier or a database growing favours neither; each mode's figures are over all its
+runs, and the last table gives each mode's against the first's.
 
 The database is a fresh one made for the run (a temporary SQLite file, or a scratch
 database created beside URL's and dropped afterwards). R1 allows at most four Generals per
@@ -70,7 +73,9 @@ MODES = {
     "threads": ("daphne", "threads"),
     "django": ("daphne", "django"),
     "uvicorn": ("uvicorn", "django"),
+    "cluster": ("cluster", "threads"),
 }
+CLUSTER_REDIS = "redis://127.0.0.1:6379/9"  # the cluster mode's Redis database, emptied
 TARGET_P99_MS = 250.0
 PAUSE_SECONDS = 0.5  # between bursts, so one does not run into the next
 HOST = "127.0.0.1"
@@ -298,6 +303,38 @@ def get(port: int, path: str, timeout: float = 2.0) -> int:
         return response.status
     finally:
         conn.close()
+
+
+class ClusterServer:
+    """``python -m sl5r.cluster`` (what ``make cluster`` runs: HAProxy, two Daphne processes,
+    a Celery worker and beat) on the run's database, its proxy's port in ``port``."""
+
+    def __init__(self, workdir: Path) -> None:
+        from django.conf import settings
+
+        from benchmarks.cluster_load import cluster_start, redis_flush
+
+        redis_flush(CLUSTER_REDIS)  # the rate limits of an earlier run are counted there
+        env = {
+            **os.environ,
+            "REDIS_URL": CLUSTER_REDIS,
+            "SL5R_CLOCK": "celery",
+            # The join tokens were signed here: the cluster must check them with the same key.
+            "SECRET_KEY": settings.SECRET_KEY,
+            "DEBUG": "0",
+            "SECURE_SSL_REDIRECT": "0",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "LOG_LEVEL": "WARNING",
+            "DJANGO_LOG_LEVEL": "WARNING",
+        }
+        env.pop("SL5R_HTTP", None)
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.cluster = cluster_start([sys.executable, "-m", "sl5r.cluster"], env, workdir)
+        self.port = self.cluster.proxy_port
+        self.returncode: int | None = None
+
+    def stop(self) -> None:
+        self.returncode = self.cluster.stop()
 
 
 def serve(port: int, log: Path, mode: str) -> subprocess.Popen[bytes]:
@@ -537,6 +574,11 @@ def machine() -> str:
 
 def mode_label(mode: str) -> str:
     server, handler = MODES[mode]
+    if server == "cluster":
+        return (
+            f"{mode}: python -m sl5r.cluster (make cluster): HAProxy, two Daphne processes "
+            f"(SL5R_HTTP={handler}), Celery, Redis {CLUSTER_REDIS}"
+        )
     name = "manage.py serve --no-clock (Daphne)" if server == "daphne" else "uvicorn (h11)"
     return f"{mode}: {name}, SL5R_HTTP={handler}, one process"
 
@@ -738,6 +780,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--modes: distinct names from {', '.join(MODES)}")
     if args.repeat < 1:
         parser.error("--repeat: at least 1")
+    if "cluster" in modes and not args.postgres:
+        parser.error("--modes cluster: the cluster runs on PostgreSQL; give --postgres URL")
     workdir = Path(tempfile.mkdtemp(prefix="sl5r-burst-"))
     scratch: str | None = None
     process: subprocess.Popen[bytes] | None = None
@@ -754,6 +798,18 @@ def main(argv: list[str] | None = None) -> int:
             port = free_port()
             log = workdir / f"server-{number}.log"
             started = time.perf_counter()
+            if mode == "cluster":
+                cluster = ClusterServer(workdir / f"cluster-{number}")
+                start = time.perf_counter() - started
+                try:
+                    result = run(generals, cluster.port, args.bursts, first)
+                finally:
+                    cluster.stop()
+                first += args.bursts + 2
+                if cluster.returncode != 0:
+                    print(f"(run {number}: the cluster exited with {cluster.returncode})")
+                runs.append(Run(mode, result, load, start))
+                continue
             process = serve(port, log, mode)
             start = time.perf_counter() - started
             result = run(generals, port, args.bursts, first)

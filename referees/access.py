@@ -23,7 +23,7 @@ from referees.backups import backup_on_commit
 from referees.kernel import TournamentError, unit_of_work
 from referees.models import JudgeKey, Player, Tournament
 from referees.selectors import clan_roles, player_row
-from referees.tokens import player_token
+from referees.tokens import PlayerClaim, player_token
 from sl5r.public_url import public_url
 from sl5r.rules.roles import Role
 from strategic_map.models import Map
@@ -185,6 +185,18 @@ def player_session_login(session: SessionBase, player: Player) -> None:
 
 def player_session_logout(session: SessionBase) -> None:
     session.pop(SESSION_PLAYER, None)
+
+
+def session_claim(session: SessionBase) -> PlayerClaim | None:
+    """The player ``session`` says it stands for, not yet read (``player_from_session``
+    reads him, and logs the session out when his link changed since)."""
+    value = session.get(SESSION_PLAYER)
+    if not isinstance(value, dict):
+        return None
+    pk, nonce = value.get("id"), value.get("nonce")
+    if not isinstance(pk, int) or not isinstance(nonce, str) or not nonce:
+        return None
+    return PlayerClaim(player_id=pk, nonce=nonce)
 
 
 def player_from_session(session: SessionBase) -> Player | None:

@@ -16,4 +16,9 @@ class RefereesConfig(AppConfig):
         # The live updates listen to the kernel's tournament_changed (referees/kernel.py),
         # which cannot import them: they sit at the top of the stack.
         import referees.events  # noqa: F401
+        from referees.kernel import frame_signals_connect
+
+        # Saved players, armies, turns and campaigns start a new order frame, whoever saved
+        # them (referees/kernel.py, frame_row_saved).
+        frame_signals_connect()
         import sl5r.celery  # noqa: F401

@@ -21,18 +21,20 @@ from typing import Literal
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest
-from ninja.errors import HttpError
+from ninja.errors import AuthenticationError, HttpError
 from ninja.security import APIKeyCookie, HttpBearer
 from ninja.utils import check_csrf
 
 from referees.access import (
     judge_key_user,
     player_from_session,
+    session_claim,
     token_is_judge_key,
     user_is_active,
 )
 from referees.models import Player
 from referees.services import player_from_token
+from referees.tokens import PlayerClaim, token_claim
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
@@ -53,6 +55,9 @@ class Caller:
     via: Literal["bearer", "session", "public"]
     user: AbstractBaseUser | None = None
     player: Player | None = None
+    # Only from the ``CLAIMED`` schemes: who the signed link or session says the player
+    # is, not yet read; the service that acts on it checks it under the lock.
+    claim: PlayerClaim | None = None
 
 
 class AuthFailed(HttpError):
@@ -64,7 +69,16 @@ class AuthFailed(HttpError):
 
 
 class BearerAuth(HttpBearer):
-    """A player's join token or a judge's API key."""
+    """A player's join token or a judge's API key.
+
+    ``claims``: a player's token is only checked for its signature, and the caller carries
+    its claim (``Caller.claim``) for a service to check under the tournament's lock: the
+    orders, where the frame holds every player's link (referees/services/order_frame.py).
+    """
+
+    def __init__(self, *, claims: bool = False) -> None:
+        super().__init__()
+        self.claims = claims
 
     def authenticate(self, request: HttpRequest, token: str) -> Caller | None:
         token = token.strip()
@@ -72,6 +86,10 @@ class BearerAuth(HttpBearer):
             user = judge_key_user(token)
             if user is not None:
                 return Caller(via="bearer", user=user)
+        elif self.claims:
+            claim = token_claim(token)
+            if claim is not None:
+                return Caller(via="bearer", claim=claim)
         else:
             player = player_from_token(token)
             if player is not None:
@@ -82,15 +100,20 @@ class BearerAuth(HttpBearer):
 class SessionAuth(APIKeyCookie):
     """The browser's session: a logged-in user, and/or the player the device joined as."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, claims: bool = False) -> None:
         self.param_name = settings.SESSION_COOKIE_NAME
+        self.claims = claims  # as BearerAuth's
         super().__init__(csrf=True)
 
     def __call__(self, request: HttpRequest) -> Caller | None:
         user = request.user if user_is_active(getattr(request, "user", None)) else None
         session = getattr(request, "session", None)
-        player = player_from_session(session) if session is not None else None
-        if user is None and player is None:
+        player, claim = None, None
+        if session is not None and self.claims and user is None:
+            claim = session_claim(session)
+        elif session is not None:
+            player = player_from_session(session)
+        if user is None and player is None and claim is None:
             return None
         # Checked only for a session that stands for someone: without one there is
         # nothing a forged request could act as, and the answer should be 401.
@@ -100,7 +123,7 @@ class SessionAuth(APIKeyCookie):
             and check_csrf(request) is not None
         ):
             raise AuthFailed(403, ERROR_CSRF, "csrf")
-        return Caller(via="session", user=user, player=player)  # type: ignore[arg-type]
+        return Caller(via="session", user=user, player=player, claim=claim)  # type: ignore[arg-type]
 
     def _get_key(self, request: HttpRequest) -> str | None:  # pragma: no cover - unused
         return request.COOKIES.get(self.param_name)
@@ -121,6 +144,20 @@ session = SessionAuth()
 SIGNED_IN = [bearer, session]
 # Endpoints that answer anyone, with more for those who say who they are.
 ANYONE = [bearer, session, public]
+# A General's own orders: his link or session is checked by the order service, under the
+# tournament's lock, without a query of its own (referees/services/order_frame.py).
+CLAIMED = [BearerAuth(claims=True), SessionAuth(claims=True)]
+
+
+def caller_recheck(request: HttpRequest) -> Caller:
+    """The caller as ``SIGNED_IN`` reads him, player row and all (401 when nobody): for a
+    claim the service refused, to say exactly why."""
+    for scheme in (bearer, session):
+        caller = scheme(request)
+        if caller is not None:
+            request.auth = caller  # type: ignore[attr-defined]
+            return caller
+    raise AuthenticationError()
 
 
 def caller_of(request: HttpRequest) -> Caller:

@@ -6,6 +6,7 @@ Below the services and ``referees.access``, which both read it.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 
 from django.core import signing
 
@@ -21,8 +22,18 @@ def player_token(player: Player) -> str:
     return signing.Signer(salt=TOKEN_SALT).sign(f"{player.pk}:{player.token_nonce}")
 
 
-def player_from_token(token: str) -> Player | None:
-    """The player a join token belongs to, or None when it is forged, revoked or old."""
+@dataclass(frozen=True)
+class PlayerClaim:
+    """Who a request says it acts for, signed by the site: a player's id and his link's
+    nonce. Whether that link still stands is read under the tournament's lock by the one
+    who acts on it (the order path's frame), or at once by ``player_from_token``."""
+
+    player_id: int
+    nonce: str
+
+
+def token_claim(token: str) -> PlayerClaim | None:
+    """The claim a join token makes, or None when it is forged; nothing is read."""
     try:
         value = signing.Signer(salt=TOKEN_SALT).unsign(token)
     except signing.BadSignature:
@@ -30,9 +41,18 @@ def player_from_token(token: str) -> Player | None:
     pk, _sep, nonce = value.partition(":")
     if not pk.isdigit() or not nonce:
         return None
+    return PlayerClaim(player_id=int(pk), nonce=nonce)
+
+
+def player_from_token(token: str) -> Player | None:
+    """The player a join token belongs to, or None when it is forged, revoked or old."""
+    claim = token_claim(token)
+    if claim is None:
+        return None
+    pk, nonce = claim.player_id, claim.nonce
     # The tournament is read when a caller needs it: the order path, every General's few
     # requests a minute, locks and reads it in its own transaction anyway.
-    player = Player.objects.select_related("army").filter(pk=int(pk)).first()
+    player = Player.objects.select_related("army").filter(pk=pk).first()
     if player is None or not secrets.compare_digest(player.token_nonce, nonce):
         return None
     return player

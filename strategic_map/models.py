@@ -36,7 +36,10 @@ class Campaign(models.Model):
     position in one value, ``{"armies": {code: {...}}, "control": {province: clan}}``: a turn
     reads and writes it in one query whatever the number of armies, and an undo restores it
     whole. ``version`` grows with every change a viewer could see; live updates carry it so
-    that clients notice a missed one.
+    that clients notice a missed one. ``frame_version`` grows with every change except the
+    orders, instructions and announcements of a turn: while it stays, what an order is
+    checked against (the players and their roles, the open turn, the board) is the same, so
+    that a process may keep it between orders (``referees.services.order_frame``).
     """
 
     map = models.ForeignKey(Map, on_delete=models.PROTECT, related_name="campaigns")
@@ -46,6 +49,7 @@ class Campaign(models.Model):
     base_hand = models.PositiveSmallIntegerField(_("base starting hand"), default=5)
     board = models.JSONField(_("board"), default=dict)
     version = models.PositiveBigIntegerField(_("version"), default=0)
+    frame_version = models.PositiveBigIntegerField(_("frame version"), default=0)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:

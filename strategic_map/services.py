@@ -9,7 +9,7 @@ from datetime import datetime
 from sl5r.rules.casefile import SEEDED, case_from_dict, case_to_dict, result_to_dict
 from sl5r.rules.draws import SeededDraws, orders_digest, seed_new
 from sl5r.rules.mapgraph import map_from_dict
-from sl5r.rules.turn import RandomSource, adjudicate_turn, order_check
+from sl5r.rules.turn import RandomSource, TurnState, adjudicate_turn, order_check
 from strategic_map.board import Board
 from strategic_map.models import Army, Campaign, Map, Order, Turn
 from strategic_map.selectors import (
@@ -182,17 +182,56 @@ def order_submit(
     by_judge: bool = False,
     now: datetime,
     others_hidden: bool = False,
+    state: TurnState | None = None,
 ) -> Order:
-    """Store an order for the open turn after checking it as the turn would (R4).
+    """Store an order for the open turn after checking it as the turn would (R4): see
+    ``order_checked``, which this saves."""
+    order = order_checked(
+        turn=turn,
+        army=army,
+        kind=kind,
+        path=path,
+        reform=reform,
+        claim=claim,
+        on_swap=on_swap,
+        author=author,
+        by_judge=by_judge,
+        now=now,
+        others_hidden=others_hidden,
+        state=state,
+    )
+    order.save()
+    return order
+
+
+def order_checked(
+    *,
+    turn: Turn,
+    army: Army,
+    kind: str,
+    path: Sequence[str] = (),
+    reform: str = "",
+    claim: bool = True,
+    on_swap: str = Order.OnSwap.ADVANCE,
+    author: str,
+    by_judge: bool = False,
+    now: datetime,
+    others_hidden: bool = False,
+    state: TurnState | None = None,
+) -> Order:
+    """An order for the open turn, checked as the turn would check it (R4), not yet saved:
+    the caller saves it, alone (``order_submit``) or with others (a group commit).
 
     Raises ``OrderRefused`` with the engine's reason when the order could not be carried
-    out as things stand; nothing is stored then. The caller checks the deadline.
+    out as things stand. The caller checks the deadline.
 
     ``others_hidden``: the one giving the order may not see the map (R1.1), so it is
     checked as if his army were alone on the board and every province he cannot see were
     his clan's; a refusal must not tell him where other armies are (a Unicorn's
     two-province move through a held province, R5.4) or who holds a castle (a reform, R9).
     The turn still applies every rule at the deadline.
+
+    ``state``: the turn's input (``campaign_turn_state``) when the caller holds it already.
     """
     if turn.status != Turn.Status.OPEN:
         raise OrderRefused("not_open", ORDER_ERROR_NOT_OPEN)
@@ -209,8 +248,8 @@ def order_submit(
         by_judge=by_judge,
     )
     if kind != Order.Kind.WITHDRAW:
-        campaign = turn.campaign
-        state = campaign_turn_state(campaign, turn=turn.number)
+        if state is None:
+            state = campaign_turn_state(turn.campaign, turn=turn.number)
         if not any(a.id == army.code for a in state.armies):
             raise OrderRefused("not_placed", "the army is not on the board yet")
         if others_hidden:
@@ -218,7 +257,6 @@ def order_submit(
         rejection = order_check(state, order_to_rules(order, army.code))
         if rejection is not None:
             raise OrderRefused(rejection.code, rejection.text)
-    order.save()
     return order
 
 

@@ -35,6 +35,21 @@ def _no_order_settle(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _order_frames_forgotten() -> Iterator[None]:
+    """Each test starts without the order frames a process keeps (order_frame.py).
+
+    A test's rows are rolled back after it, so the next test's tournament may get the same
+    id and frame version with other players: the site never reuses either (ids come from
+    AUTOINCREMENT or a sequence, and a venue restore needs the server stopped).
+    """
+    from referees.services.order_frame import order_frames_forget
+
+    order_frames_forget()
+    yield
+    order_frames_forget()
+
+
+@pytest.fixture(autouse=True)
 def _default_language() -> Iterator[None]:
     """Every test starts and ends in the default language (English).
 

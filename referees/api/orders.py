@@ -12,7 +12,8 @@ from ninja import Router
 
 from referees import services
 from referees.api.common import ERROR_NOT_PLAYER, ERRORS, judge_of, player_of
-from referees.auth import SIGNED_IN, caller_of
+from referees.auth import CLAIMED, SIGNED_IN, caller_of, caller_recheck
+from referees.kernel import TournamentError
 from referees.ratelimit import rate_limit
 from referees.schemas import OrderIn, OrderOut, SwapChoiceIn
 from referees.services import OrderInput
@@ -49,22 +50,36 @@ def _order_input(payload: OrderIn) -> OrderInput:
 
 
 def _player_order(request: HttpRequest, tournament_id: int, order: OrderInput) -> dict[str, Any]:
-    # The caller's player row already names his tournament: no need to read it first (the
-    # service locks it anyway). Only a refusal looks it up, to tell 404 from 403.
-    player = caller_of(request).player
+    # R4: late or not by when the order reached the server, not when a thread took it up.
+    now = request_received_at(request)
+    claim = caller_of(request).claim
+    if claim is not None:
+        # The link or session is checked by the service under the lock, against the players
+        # it reads once per frame; only a refusal of it reads the player here, to answer
+        # 401, 403 or 404 as for any other request.
+        rate_limit("orders", f"player:{claim.player_id}")
+        try:
+            stored = services.order_give_claimed(
+                tournament_id=tournament_id, claim=claim, order=order, now=now
+            )
+        except TournamentError as refused:
+            if refused.code != "bad_token":
+                raise
+        else:
+            return _order_out(stored)
+    player = caller_recheck(request).player
     if player is None or player.tournament_id != tournament_id:
         player_of(request, tournament_id)  # 404 for no tournament, else 403
         raise PermissionDenied(ERROR_NOT_PLAYER)
-    rate_limit("orders", f"player:{player.pk}")
-    # R4: late or not by when the order reached the server, not when a thread took it up.
-    stored = services.order_give(player=player, order=order, now=request_received_at(request))
-    return _order_out(stored)
+    if claim is None:
+        rate_limit("orders", f"player:{player.pk}")
+    return _order_out(services.order_give(player=player, order=order, now=now))
 
 
 @router.put(
     "/tournaments/{tournament_id}/orders/mine",
     response={200: OrderOut, **ERRORS},
-    auth=SIGNED_IN,
+    auth=CLAIMED,
     tags=["orders"],
     summary="Give or change my army's order (General)",
 )
@@ -79,7 +94,7 @@ def order_give(request: HttpRequest, tournament_id: int, payload: OrderIn) -> di
 @router.delete(
     "/tournaments/{tournament_id}/orders/mine",
     response={200: OrderOut, **ERRORS},
-    auth=SIGNED_IN,
+    auth=CLAIMED,
     tags=["orders"],
     summary="Withdraw my army's order (General)",
 )

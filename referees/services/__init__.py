@@ -56,6 +56,7 @@ from referees.services.orders import (
     OrderInput,
     order_enter,
     order_give,
+    order_give_claimed,
     order_swap_choice,
 )
 from referees.services.setup import (
@@ -134,6 +135,7 @@ __all__ = [
     "lineup_refuse_unseated",
     "order_enter",
     "order_give",
+    "order_give_claimed",
     "order_swap_choice",
     "phase_advance",
     "phase_enter",

@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
+import secrets
+import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import transaction
 from django.utils.translation import gettext as _
 
 from referees.backups import backup_on_commit
 from referees.kernel import (
     Actor,
     RulesRejection,
+    TournamentError,
     announce,
-    log_write,
+    log_line,
     refusal,
     tournament_lock,
+    tournament_lock_light,
     unit_of_work,
 )
-from referees.models import Player, Tournament
-from referees.selectors import clan_held_roles
+from referees.models import LogEntry, Player, Tournament
+from referees.services.order_frame import Frame, Seat, order_frame
 from referees.texts import order_refusal_text
+from referees.tokens import PlayerClaim
 from sl5r.rules.roles import (
     Role,
     role_visibility,
@@ -28,7 +35,7 @@ from strategic_map.models import Army, Order, Turn
 from strategic_map.selectors import campaign_open_turn, turn_current_orders
 from strategic_map.services import (
     OrderRefused,
-    order_submit,
+    order_checked,
 )
 
 Phase = Tournament.Phase
@@ -47,19 +54,21 @@ class OrderInput:
     turn: int | None = None  # the turn the General saw; a resolved one makes the order late
 
 
-def _order_for(
+def _order_prepared(
     tournament: Tournament,
+    frame: Frame,
     army: Army,
     order: OrderInput,
     actor: Actor,
     now: datetime,
     *,
     deadline_applies: bool,
-    others_hidden: bool = False,
-) -> Order:
-    turn = campaign_open_turn(tournament.campaign)
-    if turn is not None:
-        turn.campaign = tournament.campaign  # already read with the locked tournament
+    others_hidden: bool,
+    latest: Order | None,
+) -> tuple[Order, bool]:
+    """The order to store, checked (R4) but not saved, and whether it repeats ``latest``,
+    the army's latest order (then it is ``latest`` itself, and nothing is to be stored)."""
+    turn = frame.turn
     if order.turn is not None and turn is not None and order.turn > turn.number:
         raise refusal(
             _("turn %(turn)s is not open yet (the open turn is %(open)s): the order was not stored")
@@ -79,13 +88,12 @@ def _order_for(
         raise refusal(_('kind: unknown order kind "%(kind)s"') % {"kind": order.kind})
     if order.on_swap not in Order.OnSwap.values:
         raise refusal(_('on_swap: "stay" or "advance"'))
-    latest = Order.objects.filter(turn=turn, army=army).order_by("-id").first()
     if latest is not None and _order_repeats(latest, order, actor):
         # The same request again (a retry after a lost answer, a double tap): the order is
         # stored already, and storing, logging and announcing it again would change nothing.
-        return latest
+        return latest, True
     try:
-        stored = order_submit(
+        prepared = order_checked(
             turn=turn,
             army=army,
             kind=order.kind,
@@ -97,48 +105,237 @@ def _order_for(
             by_judge=actor.judge,
             now=now,
             others_hidden=others_hidden,
+            state=frame.state,
         )
     except OrderRefused as refused:
         raise RulesRejection(
             order_refusal_text(refused.code, refused.message), code=refused.code
         ) from refused
-    log_write(
+    return prepared, False
+
+
+def _order_log_line(tournament: Tournament, stored: Order, actor: Actor) -> LogEntry:
+    return log_line(
         tournament,
         actor=actor,
-        action="order_withdrawn" if order.kind == Order.Kind.WITHDRAW else "order_given",
-        now=now,
-        turn=turn.number,
-        army=army.code,
-        kind=order.kind,
-        path=list(order.path),
-        reform=order.reform,
-        claim=order.claim,
-        on_swap=order.on_swap,
+        action="order_withdrawn" if stored.kind == Order.Kind.WITHDRAW else "order_given",
+        now=stored.created_at,
+        turn=stored.turn.number,
+        army=stored.army.code,
+        kind=stored.kind,
+        path=list(stored.path),
+        reform=stored.reform,
+        claim=stored.claim,
+        on_swap=stored.on_swap,
     )
-    announce(tournament, "order", army=army.code, clan=army.clan)
+
+
+def _orders_announce(tournament: Tournament, frame: Frame, stored: list[Order]) -> None:
+    """Count the stored orders as the unit's change, and keep the frame's latest orders
+    exact once it commits."""
+    before = tournament.campaign.version
+    last = stored[-1].army
+    announce(tournament, "order", army=last.code, clan=last.clan)
+    after = tournament.campaign.version
+    transaction.on_commit(lambda: frame.orders_committed(stored, before=before, after=after))
+
+
+def _order_for(
+    tournament: Tournament,
+    army: Army,
+    order: OrderInput,
+    actor: Actor,
+    now: datetime,
+    *,
+    deadline_applies: bool,
+    others_hidden: bool = False,
+    frame: Frame | None = None,
+) -> Order:
+    frame = frame if frame is not None else order_frame(tournament)
+    prepared, repeat = _order_prepared(
+        tournament,
+        frame,
+        army,
+        order,
+        actor,
+        now,
+        deadline_applies=deadline_applies,
+        others_hidden=others_hidden,
+        latest=frame.latest_order(army_id=army.pk, version=tournament.campaign.version),
+    )
+    if repeat:
+        return prepared
+    prepared.save()
+    _order_log_line(tournament, prepared, actor).save()
+    _orders_announce(tournament, frame, [prepared])
     if actor.judge:
         backup_on_commit(reason="paper_order")
-    return stored
+    return prepared
 
 
 @unit_of_work()
 def order_give(*, player: Player, order: OrderInput, now: datetime) -> Order:
     """A General gives (or changes, or withdraws) his army's order before the deadline (R4)."""
-    tournament = tournament_lock(player.tournament_id)
-    if player.role != Player.Role.GENERAL or player.army is None:
-        raise refusal(_("only a General gives orders"), "forbidden")
-    sees_all = role_visibility(
-        Role.GENERAL, clan_held_roles(tournament, player.clan)
-    ).sees_all_armies
+    tournament = tournament_lock_light(player.tournament_id)
+    frame = order_frame(tournament)
+    seat = frame.seats.get(player.pk)
+    if seat is None:
+        raise refusal(_("there is no such player in this tournament"), "not_found")
+    army, actor, others_hidden = _general_of(frame, seat)
     return _order_for(
         tournament,
-        player.army,
+        army,
         order,
-        Actor.of_player(player),
+        actor,
         now,
         deadline_applies=True,
-        others_hidden=not sees_all,
+        others_hidden=others_hidden,
+        frame=frame,
     )
+
+
+def _general_of(frame: Frame, seat: Seat) -> tuple[Army, Actor, bool]:
+    """The General's army, him as the log names him, and whether the map is hidden from
+    him (R1.1: his clan's roles decide)."""
+    if seat.role != Player.Role.GENERAL or seat.army is None:
+        raise refusal(_("only a General gives orders"), "forbidden")
+    sees_all = role_visibility(Role.GENERAL, list(frame.roles.get(seat.clan, ()))).sees_all_armies
+    actor = Actor.of_seat(role=seat.role, name=seat.name, clan=seat.clan)
+    return seat.army, actor, not sees_all
+
+
+@dataclass
+class ClaimedOrder:
+    """An order a request brings for the player its join link or session names (``claim``);
+    ``now`` is when the request arrived (R4). ``answer`` is filled in by ``orders_give``."""
+
+    tournament_id: int
+    claim: PlayerClaim
+    order: OrderInput
+    now: datetime
+    answer: Order | TournamentError | None = None
+    failure: Exception | None = None  # the batch failed: nothing of it was stored
+
+
+def orders_give(*, requests: Sequence[ClaimedOrder]) -> None:
+    """Give several Generals' orders in one transaction: each request's ``answer`` becomes
+    its stored order (or the one it repeats), or the refusal of it alone (R4).
+
+    Each is checked as ``order_give`` checks one, in the order given, against the
+    tournament's state under its lock, the orders before it in ``requests`` included; a
+    join link revoked or replaced a moment ago is refused (code ``bad_token``) as at once
+    as by ``player_from_token``. One unit of work: each tournament's version grows once
+    for all its orders, one event goes out for them, and nothing is stored unless all of
+    it commits. A failure of the database itself is raised (no request is answered then).
+    """
+    by_tournament: dict[int, list[ClaimedOrder]] = {}
+    for request in requests:
+        by_tournament.setdefault(request.tournament_id, []).append(request)
+    with unit_of_work():
+        # Locked in one order of ids, whatever the order of arrival: two processes each
+        # storing a batch for the same two tournaments must not each hold the other's lock.
+        for tournament_id in sorted(by_tournament):
+            _orders_give_in(tournament_id, by_tournament[tournament_id])
+
+
+def _orders_give_in(tournament_id: int, requests: list[ClaimedOrder]) -> None:
+    try:
+        tournament = tournament_lock_light(tournament_id)
+    except TournamentError as refused:
+        for request in requests:
+            request.answer = refused
+        return
+    frame = order_frame(tournament)
+    version = tournament.campaign.version
+    latest: dict[int, Order | None] = {}
+    stored: list[Order] = []
+    lines: list[LogEntry] = []
+    for request in requests:
+        try:
+            seat = frame.seats.get(request.claim.player_id)
+            if seat is None or not secrets.compare_digest(seat.nonce, request.claim.nonce):
+                raise refusal(_("this join link is no longer this tournament's"), "bad_token")
+            army, actor, others_hidden = _general_of(frame, seat)
+            if army.pk not in latest:
+                latest[army.pk] = frame.latest_order(army_id=army.pk, version=version)
+            prepared, repeat = _order_prepared(
+                tournament,
+                frame,
+                army,
+                request.order,
+                actor,
+                request.now,
+                deadline_applies=True,
+                others_hidden=others_hidden,
+                latest=latest[army.pk],
+            )
+        except TournamentError as refused:
+            request.answer = refused
+            continue
+        request.answer = prepared
+        if not repeat:
+            latest[army.pk] = prepared
+            stored.append(prepared)
+            lines.append(_order_log_line(tournament, prepared, actor))
+    if len(stored) == 1:  # alone, as most are outside a burst: the ORM's plain insert is cheaper
+        stored[0].save()
+        lines[0].save()
+    elif stored:
+        Order.objects.bulk_create(stored)
+        LogEntry.objects.bulk_create(lines)
+    if stored:
+        _orders_announce(tournament, frame, stored)
+
+
+class _GroupCommit:
+    """Orders that arrive while another is being stored wait, and are stored together next.
+
+    SQLite takes one writer at a time, and a PostgreSQL tournament one order at a time
+    under its lock, so in a burst the orders queue anyway. The thread whose turn it is
+    stores every order waiting at that moment in one transaction (``orders_give``), and
+    the others return its answer to their own requests: one lock, one insert of the
+    orders, one of their log lines, one version and one commit for the lot, where each
+    order paid for its own before. An order alone is stored at once, as before.
+    """
+
+    def __init__(self) -> None:
+        self.waiting: list[ClaimedOrder] = []
+        self.waiting_guard = threading.Lock()
+        self.turn = threading.Lock()
+
+    def give(self, request: ClaimedOrder) -> Order:
+        with self.waiting_guard:
+            self.waiting.append(request)
+        with self.turn:
+            if request.answer is None:
+                with self.waiting_guard:
+                    batch, self.waiting = self.waiting, []
+                try:
+                    orders_give(requests=batch)
+                except Exception as failure:
+                    # Nothing was stored (the database failed, most likely): every request
+                    # of the batch is answered with the failure, as it would have been alone.
+                    for other in batch:
+                        other.failure = failure
+                    raise
+        if request.failure is not None:
+            raise request.failure
+        answer = request.answer
+        if isinstance(answer, TournamentError):
+            raise answer
+        assert answer is not None, "every request of a committed batch is answered"
+        return answer
+
+
+_GROUP = _GroupCommit()
+
+
+def order_give_claimed(
+    *, tournament_id: int, claim: PlayerClaim, order: OrderInput, now: datetime
+) -> Order:
+    """``order_give`` for the player a signed join link or session names (``claim``), stored
+    with the orders arriving at the same moment (``orders_give``): the API's way."""
+    return _GROUP.give(ClaimedOrder(tournament_id=tournament_id, claim=claim, order=order, now=now))
 
 
 def order_refuse_if_late(
@@ -193,11 +390,12 @@ def order_enter(
     *, tournament_id: int, army_code: str, order: OrderInput, actor: Actor, now: datetime
 ) -> Order:
     """A judge enters a paper order handed in on time, while the turn is still open (R4)."""
-    tournament = tournament_lock(tournament_id)
-    army = Army.objects.filter(campaign=tournament.campaign, code=army_code).first()
+    tournament = tournament_lock_light(tournament_id)
+    frame = order_frame(tournament)
+    army = frame.armies.get(army_code)
     if army is None:
         raise refusal(_('there is no army "%(army)s"') % {"army": army_code}, "not_found")
-    return _order_for(tournament, army, order, actor, now, deadline_applies=False)
+    return _order_for(tournament, army, order, actor, now, deadline_applies=False, frame=frame)
 
 
 @unit_of_work()

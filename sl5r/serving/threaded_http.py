@@ -8,10 +8,11 @@ last SQLite connection checkpoints the WAL to disk. Under a burst of 48 orders t
 of the time spent (benchmarks/README.md, order burst).
 
 Here a request crosses to a worker thread once and back once. The workers live as long as
-the process, so with ``CONN_MAX_AGE`` (settings) each keeps its database connection. One
-worker serves SQLite (its writers are serialised anyway); a few serve PostgreSQL, so that
-one request's database round trips do not hold up the others. Websockets stay on Channels'
-asynchronous consumers.
+the process, so with ``CONN_MAX_AGE`` (settings) each keeps its database connection.
+Several workers (``SL5R_HTTP_THREADS``), so that one request's database round trips do not
+hold up the others, and so that the orders of a burst are in hand together and stored in
+one transaction (the group commit of ``referees.services.orders``). Websockets stay on
+Channels' asynchronous consumers.
 
 Code in a worker that needs the event loop (``async_to_sync``, e.g. a broadcast on the
 channel layer) runs on the server's loop, as it would under Django's ASGI handler, instead
@@ -153,7 +154,7 @@ class ThreadedWsgiHttp:
                 self._executor = ThreadPoolExecutor(
                     max_workers=self.threads,
                     thread_name_prefix="http",
-                    initializer=_worker_start,
+                    initializer=worker_start,
                     initargs=(loop,),
                 )
                 self._executor_loop = loop
@@ -253,7 +254,9 @@ class ThreadedWsgiHttp:
                 close()
 
 
-def _worker_start(loop: asyncio.AbstractEventLoop) -> None:
+def worker_start(loop: asyncio.AbstractEventLoop) -> None:
+    """Make this thread serve requests for the server that runs ``loop`` (a worker of the
+    pool; a benchmark that calls the handler in-process as the server would)."""
     _local.loop = loop
     # async_to_sync in this thread then runs its coroutine on the server's loop, as in a
     # thread started by sync_to_async (asgiref keeps the loop in this thread-local).

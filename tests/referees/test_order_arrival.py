@@ -26,6 +26,7 @@ from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
 from referees import deadlines as clock
 from referees import services
+from referees.kernel import frame_version_bump
 from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.mapgraph import rokugan_map
 from sl5r.rules.turn import Order as RulesOrder
@@ -65,6 +66,9 @@ def deadline_set(tournament_id: int, deadline: datetime) -> None:
     Turn.objects.filter(campaign__tournament=tournament_id, status=Turn.Status.OPEN).update(
         deadline=deadline, opened_at=deadline - timedelta(minutes=1)
     )
+    # Changed behind the services' back (an update sends no signal): a new order frame, as
+    # every service that moves a turn's times gives by announcing it.
+    frame_version_bump(tournaments={tournament_id}, campaigns=set())
 
 
 def arrived(moment: datetime) -> dict[str, Any]:
