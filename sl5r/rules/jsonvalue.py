@@ -87,8 +87,74 @@ def _join(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
+def text_storable(text: str) -> bool:
+    """Whether a string can be stored and shown: no NUL, no lone surrogate."""
+    # ASCII text holds no lone surrogate, and telling ASCII costs nothing; encode the rest.
+    if text.isascii():
+        return "\x00" not in text
+    return _string_problem(text) is None
+
+
+def number_storable(value: object) -> bool:
+    """Whether a value is an int or a float that can be stored (finite, within 64 bits)."""
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    return kind is int and INT_MIN <= value <= INT_MAX  # type: ignore[operator]
+
+
+def json_value_storable(value: object) -> bool:
+    """True when nothing in ``value`` breaks the rules above; False when something may.
+
+    The quick pass of ``json_value_problem``: it builds no place names and checks each
+    scalar where its container lists it, and it gives up (False) on anything unusual, such
+    as a subclass of ``str`` or ``dict``, for the exact walk to judge.
+    """
+    pending: list[tuple[object, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        kind = type(item)
+        if kind is dict:
+            children = item.values()  # type: ignore[attr-defined]
+            for key in item:  # type: ignore[attr-defined]
+                if type(key) is not str or not (key.isascii() and "\x00" not in key):
+                    return False
+        elif kind is list or kind is tuple:
+            children = item
+        else:
+            return _scalar_storable(item)  # a scalar at the top
+        if depth >= MAX_DEPTH:
+            return False
+        depth += 1
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                # ASCII text holds no lone surrogate; other text is rare: encode it.
+                if "\x00" in child or not (child.isascii() or _string_problem(child) is None):
+                    return False
+            elif kind is dict or kind is list or kind is tuple:
+                pending.append((child, depth))
+            elif not (child is None or kind is bool or _scalar_storable(child)):
+                return False
+    return True
+
+
+def _scalar_storable(item: object) -> bool:
+    kind = type(item)
+    if kind is int:
+        return INT_MIN <= item <= INT_MAX  # type: ignore[operator]
+    if kind is float:
+        return math.isfinite(item)  # type: ignore[arg-type]
+    if kind is str:
+        return _string_problem(item) is None  # type: ignore[arg-type]
+    return item is None or kind is bool
+
+
 def json_value_problem(value: object, *, place: str = "") -> JsonValueProblem | None:
     """The first place in ``value`` that no database or page could hold, or None."""
+    if json_value_storable(value):
+        return None
+    # Something is wrong: find the first problem, in document order, naming its place.
     pending: list[tuple[object, str, int]] = [(value, place, 0)]
     while pending:
         item, where, depth = pending.pop()

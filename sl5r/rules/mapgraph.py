@@ -16,12 +16,15 @@ from typing import Any
 
 from .clans import CLANS, is_clan
 from .errors import MapError
-from .jsonvalue import json_value_problem
+from .frozen import quick_init
+from .jsonvalue import json_value_problem, json_value_storable, number_storable, text_storable
 
 MAP_KEYS = frozenset({"id", "name", "width", "height", "clans", "provinces", "borders"})
 PROVINCE_KEYS = frozenset({"id", "name", "home_clan", "castle", "impassable", "x", "y"})
+CLAN_SET = frozenset(CLANS)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Province:
     id: str
@@ -147,14 +150,81 @@ def _province(raw: object, place: str) -> Province:
     )
 
 
+def _province_quick(raw: object) -> Province | None:
+    """The province of a plainly valid row, without naming places; None: ``_province`` checks.
+
+    Accepts exactly what ``_province`` accepts among plain dicts, strings, bools and numbers
+    that could be stored (``json_value_problem``), and leaves everything else (every error
+    included) to it.
+    """
+    if type(raw) is not dict or not raw.keys() <= PROVINCE_KEYS:
+        return None
+    get = raw.get
+    pid = get("id")
+    name = get("name", pid)
+    home = get("home_clan")
+    castle = get("castle")
+    impassable = get("impassable", False)
+    x = get("x")
+    y = get("y")
+    if (
+        type(pid) is not str
+        or not pid.strip()
+        or "|" in pid
+        or not text_storable(pid)
+        or type(name) is not str
+        or not text_storable(name)
+        or not (home is None or (type(home) is str and home in CLAN_SET))
+        or not (impassable is False or impassable is True)
+        or not (x is None or number_storable(x))
+        or not (y is None or number_storable(y))
+    ):
+        return None
+    if castle is None or castle is False:
+        castle = None
+    elif castle is True:
+        castle = name
+    elif type(castle) is not str or not castle.strip() or not text_storable(castle):
+        return None
+    return Province(
+        id=pid,
+        name=name,
+        home_clan=home,
+        castle=castle,
+        impassable=impassable,
+        x=None if x is None else float(x),
+        y=None if y is None else float(y),
+    )
+
+
+class _Unusual(Exception):
+    """A map the quick pass of ``map_from_dict`` leaves to the exact checks."""
+
+
 def map_from_dict(data: Mapping[str, Any], *, place: str = "map") -> GameMap:
     """Validate a JSON-shaped map and build it; ``MapError`` names the first problem."""
     if not isinstance(data, Mapping):
         raise MapError(place, "must be an object")
+    # A quick pass first, which checks that every value can be stored as it reads it; any
+    # problem or anything unusual, and the exact checks run from the start, in their order.
+    try:
+        return _map_build(data, place, quick=True)
+    except (_Unusual, MapError):
+        pass
     # What the database and the pages could not hold (NaN, a lone surrogate ...), anywhere.
     found = json_value_problem(dict(data), place=place)
     if found is not None:
         raise MapError(found.place, found.message)
+    return _map_build(data, place, quick=False)
+
+
+def _map_build(data: Mapping[str, Any], place: str, *, quick: bool) -> GameMap:
+    """The checks and the map after ``json_value_problem``; ``quick``: that has not run, so
+    every value read is checked as it is read, and ``_Unusual`` raised for anything odd."""
+    if quick:
+        rest = {k: v for k, v in data.items() if k != "provinces" and k != "borders"}
+        if type(data) is not dict or not json_value_storable(rest):
+            raise _Unusual
     for key in data:
         if key not in MAP_KEYS:
             raise MapError(f"{place}.{key}", "unknown field")
@@ -167,7 +237,11 @@ def map_from_dict(data: Mapping[str, Any], *, place: str = "map") -> GameMap:
 
     provinces: dict[str, Province] = {}
     for i, raw in enumerate(raw_provinces):
-        province = _province(raw, f"{place}.provinces[{i}]")
+        province = _province_quick(raw)
+        if province is None:
+            if quick:
+                raise _Unusual
+            province = _province(raw, f"{place}.provinces[{i}]")
         if province.id in provinces:
             raise MapError(f"{place}.provinces[{i}].id", f'"{province.id}" is given twice')
         provinces[province.id] = province
@@ -178,6 +252,19 @@ def map_from_dict(data: Mapping[str, Any], *, place: str = "map") -> GameMap:
     neighbours: dict[str, set[str]] = {pid: set() for pid in provinces}
     borders: list[tuple[str, str]] = []
     for i, raw_border in enumerate(raw_borders):
+        # The usual border, checked without naming its place; anything else below.
+        if type(raw_border) is list and len(raw_border) == 2:
+            a, b = raw_border
+            if type(a) is str and type(b) is str and a != b:
+                near_a = neighbours.get(a)
+                near_b = neighbours.get(b)
+                if near_a is not None and near_b is not None and b not in near_a:
+                    near_a.add(b)
+                    near_b.add(a)
+                    borders.append((a, b))
+                    continue
+        if quick:
+            raise _Unusual
         bplace = f"{place}.borders[{i}]"
         if (
             not isinstance(raw_border, list)

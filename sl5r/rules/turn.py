@@ -8,13 +8,14 @@ in docs/adjudication.md; the comments below say which rule each step carries out
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Literal, Protocol
 
 from .clans import CLANS, SCORPION, UNICORN
 from .errors import RulesInputError
+from .frozen import quick_init
 from .mapgraph import GameMap
 from .scoring import clan_scores, small_farms
 
@@ -57,6 +58,7 @@ class Settings:
         return tuple(c for c in CLANS if c not in self.excluded_clans)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Army:
     id: str
@@ -71,6 +73,7 @@ class Army:
         return self.province is None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Order:
     army: str
@@ -92,19 +95,55 @@ class TurnState:
     settings: Settings = field(default_factory=Settings)
 
 
+# The sentence of each reason code (docs/adjudication.md's table), filled in with the
+# parameters the check found. A turn keeps the code and the parameters and writes the
+# sentence only when someone reads it: most rejections of a big turn are never printed.
+REASON_TEXTS: Mapping[str, str] = {
+    "unknown_army": 'there is no army "{0}"',
+    "late": "the order arrived after the deadline",
+    "in_battle": "the army is in a battle; its General cannot give orders",
+    "destroyed": "the army is destroyed; it can only reform",
+    "not_destroyed": "only a destroyed army can reform",
+    "too_many_steps": "a move has one or two provinces, not {0}",
+    "not_unicorn": "only a Unicorn army may move two provinces",
+    "abilities_off": "clan abilities are off: no two-province moves",
+    "unknown_province": 'there is no province "{0}"',
+    "not_adjacent": "{0} does not border {1}",
+    "impassable": "{0} is impassable",
+    "returns": "a two-province move may not end where it started",
+    "occupied": "{0} held an army at the start of the turn",
+    "too_early": "the army may reform from turn {0} on",
+    "not_castle": "{0} has no castle",
+    "not_home": "{0} is not a home province of the clan",
+    "not_controlled": "the clan does not control {0}",
+}
+
+
+def reason_text(code: str, args: tuple[str | int, ...]) -> str:
+    """The sentence of a reason code with its parameters (province names, a count, a turn)."""
+    return REASON_TEXTS[code].format(*args)
+
+
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OrderResult:
     army: str
     outcome: Outcome
     province: str | None
     reason_code: str | None = None
-    reason_text: str | None = None
+    reason_args: tuple[str | int, ...] = ()
+
+    @property
+    def reason_text(self) -> str | None:
+        if self.reason_code is None:
+            return None
+        return reason_text(self.reason_code, self.reason_args)
 
     @property
     def reason(self) -> str | None:
         if self.reason_code is None:
             return None
-        return f"{self.reason_code}: {self.reason_text}"
+        return f"{self.reason_code}: {reason_text(self.reason_code, self.reason_args)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,16 +194,14 @@ def draw_key(a: str, b: str) -> str:
     return f"{a}|{b}" if a < b else f"{b}|{a}"
 
 
-class _Rejected(Exception):
-    def __init__(self, code: str, text: str) -> None:
-        super().__init__(code)
-        self.code = code
-        self.text = text
+# A rejected order: its reason code and the parameters of its sentence (REASON_TEXTS).
+_Refusal = tuple[str, tuple[str | int, ...]]
 
 
 @dataclass(slots=True)
 class _Plan:
-    """A valid order, being carried out."""
+    """A valid order, being carried out: ``end`` is where it leads, until a swap conflict
+    (R5.2) or a Unicorn stop (R5.4) changes it."""
 
     army: Army
     order: Order
@@ -180,80 +217,78 @@ def _validate(
     order: Order,
     blocked: frozenset[str],
     occupied: frozenset[str],
-) -> _Plan:
-    """Check one order against the start of the turn (R4, R5.4, R9); raise ``_Rejected``.
+) -> _Plan | _Refusal:
+    """Check one order against the start of the turn (R4, R5.4, R9): a plan, or why not.
 
     The checks run in the order of docs/adjudication.md's table of reason codes.
     """
-    game_map = state.game_map
-    provinces = game_map.provinces
     if order.late:
-        raise _Rejected("late", "the order arrived after the deadline")
+        return "late", ()
     if army.in_battle:
-        raise _Rejected("in_battle", "the army is in a battle; its General cannot give orders")
-    if army.province is None and order.reform is None:
-        raise _Rejected("destroyed", "the army is destroyed; it can only reform")
+        return "in_battle", ()
+    start = army.province
     if order.reform is not None:
         return _validate_reform(state, army, order, blocked)
-
-    start = army.province
-    assert start is not None
+    if start is None:
+        return "destroyed", ()
     path = order.move
     if not path:
-        return _Plan(army=army, order=order, end=start)
-    if len(path) > 2:
-        raise _Rejected("too_many_steps", f"a move has one or two provinces, not {len(path)}")
-    if len(path) == 2:
-        if army.clan != UNICORN:
-            raise _Rejected("not_unicorn", "only a Unicorn army may move two provinces")
-        if not state.settings.clan_abilities:
-            raise _Rejected("abilities_off", "clan abilities are off: no two-province moves")
-    previous = start
+        return _Plan(army, order, (), None, Outcome.HELD, start)
+    game_map = state.game_map
     neighbours = game_map.neighbours
+    if len(path) == 1:
+        step = path[0]
+        # The usual order, one step along a border into a passable province.
+        if step in neighbours[start] and step not in blocked:
+            return _Plan(army, order, path, None, Outcome.MOVED, step)
+    elif len(path) > 2:
+        return "too_many_steps", (len(path),)
+    elif army.clan != UNICORN:
+        return "not_unicorn", ()
+    elif not state.settings.clan_abilities:
+        return "abilities_off", ()
+    provinces = game_map.provinces
+    previous = start
     for step in path:
         if step not in provinces:
-            raise _Rejected("unknown_province", f'there is no province "{step}"')
+            return "unknown_province", (step,)
         if step not in neighbours[previous]:
-            raise _Rejected(
-                "not_adjacent",
-                f"{provinces[step].name} does not border {provinces[previous].name}",
-            )
+            return "not_adjacent", (provinces[step].name, provinces[previous].name)
         if step in blocked:
-            raise _Rejected("impassable", f"{provinces[step].name} is impassable")
+            return "impassable", (provinces[step].name,)
         previous = step
     if len(path) == 2:
         if path[1] == start:
-            raise _Rejected("returns", "a two-province move may not end where it started")
-        taken = [p for p in path if p in occupied]
-        if taken:
-            raise _Rejected(
-                "occupied",
-                f"{provinces[taken[0]].name} held an army at the start of the turn",
-            )
-    return _Plan(army=army, order=order, path=path)
+            return "returns", ()
+        for p in path:
+            if p in occupied:
+                return "occupied", (provinces[p].name,)
+    return _Plan(army, order, path, None, Outcome.MOVED, path[-1])
 
 
-def _validate_reform(state: TurnState, army: Army, order: Order, blocked: frozenset[str]) -> _Plan:
+def _validate_reform(
+    state: TurnState, army: Army, order: Order, blocked: frozenset[str]
+) -> _Plan | _Refusal:
     provinces = state.game_map.provinces
     target = order.reform
     assert target is not None
     if army.province is not None:
-        raise _Rejected("not_destroyed", "only a destroyed army can reform")
+        return "not_destroyed", ()
     if target not in provinces:
-        raise _Rejected("unknown_province", f'there is no province "{target}"')
+        return "unknown_province", (target,)
     province = provinces[target]
     if target in blocked:
-        raise _Rejected("impassable", f"{province.name} is impassable")
+        return "impassable", (province.name,)
     first_turn = reform_first_turn(army)
     if state.turn < first_turn:
-        raise _Rejected("too_early", f"the army may reform from turn {first_turn} on")
+        return "too_early", (first_turn,)
     if province.castle is None:
-        raise _Rejected("not_castle", f"{province.name} has no castle")
+        return "not_castle", (province.name,)
     if province.home_clan != army.clan:
-        raise _Rejected("not_home", f"{province.name} is not a home province of the clan")
+        return "not_home", (province.name,)
     if state.control.get(target) != army.clan:
-        raise _Rejected("not_controlled", f"the clan does not control {province.name}")
-    return _Plan(army=army, order=order, reform=target)
+        return "not_controlled", (province.name,)
+    return _Plan(army, order, (), target, Outcome.REFORMED, target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,14 +328,14 @@ def order_check(state: TurnState, order: Order) -> Rejection | None:
     """
     army = next((a for a in state.armies if a.id == order.army), None)
     if army is None:
-        return Rejection("unknown_army", f'there is no army "{order.army}"')
+        return Rejection("unknown_army", reason_text("unknown_army", (order.army,)))
     blocked = state.game_map.blocked_provinces(state.settings.excluded_clans)
     occupied = frozenset(a.province for a in state.armies if a.province is not None)
-    try:
-        _validate(state, army, order, blocked, occupied)
-    except _Rejected as rejected:
-        return Rejection(rejected.code, rejected.text)
-    return None
+    checked = _validate(state, army, order, blocked, occupied)
+    if isinstance(checked, _Plan):
+        return None
+    code, args = checked
+    return Rejection(code, reason_text(code, args))
 
 
 def adjudicate_turn(
@@ -330,16 +365,12 @@ def adjudicate_turn(
         army = armies.get(order.army)
         if army is None:
             raise RulesInputError(f"orders[{index}].army", f'unknown army "{order.army}"')
-        try:
-            plans[order.army] = _validate(state, army, order, blocked, occupied)
-        except _Rejected as rejected:
-            results[order.army] = OrderResult(
-                army=army.id,
-                outcome=Outcome.REJECTED,
-                province=army.province,
-                reason_code=rejected.code,
-                reason_text=rejected.text,
-            )
+        checked = _validate(state, army, order, blocked, occupied)
+        if isinstance(checked, _Plan):
+            plans[order.army] = checked
+        else:
+            code, args = checked
+            results[order.army] = OrderResult(army.id, Outcome.REJECTED, army.province, code, args)
 
     decided = _resolve_swaps(state, plans, given, rng, rng_label)
     _resolve_unicorn_stops(plans)
@@ -350,22 +381,25 @@ def adjudicate_turn(
     arrived: set[str] = set()
     by_province: dict[str, list[Army]] = {}
     joining: dict[str, list[str]] = {}
+    plan_of = plans.get
     for army in state.armies:
-        plan = plans.get(army.id)
+        plan = plan_of(army.id)
         end = army.province if plan is None else plan.end
-        if end is not None and end != army.province:
+        if end is None:
+            final.append(army)
+            continue
+        if end != army.province:
             arrived.add(army.id)
             in_battle = end in battles
-            army = Army(id=army.id, clan=army.clan, province=end, in_battle=in_battle)
+            army = Army(army.id, army.clan, end, in_battle)
             if in_battle:
                 joining.setdefault(end, []).append(army.id)
         final.append(army)
-        if end is not None:
-            present = by_province.get(end)
-            if present is None:
-                by_province[end] = [army]
-            else:
-                present.append(army)
+        present = by_province.get(end)
+        if present is None:
+            by_province[end] = [army]
+        else:
+            present.append(army)
     reinforcements = [
         Reinforcement(province=pid, armies=tuple(sorted(ids)))
         for pid, ids in sorted(joining.items())
@@ -378,20 +412,20 @@ def adjudicate_turn(
         if pid in battles:
             continue  # R6: no change of hands while a battle goes on.
         clan = present[0].clan
-        if len(present) > 1 and any(a.clan != clan for a in present):
+        if len(present) > 1 and len({a.clan for a in present}) > 1:
             meetings.append(
                 Meeting(
                     province=pid,
-                    armies=tuple(sorted(a.id for a in present)),
-                    new=any(a.id in arrived for a in present),
+                    armies=tuple(sorted([a.id for a in present])),
+                    new=not arrived.isdisjoint([a.id for a in present]),
                 )
             )
-        elif control.get(pid) != clan and any(_claims(plans.get(a.id)) for a in present):
+        elif control.get(pid) != clan and _any_claims(present, plan_of):
             control[pid] = clan
     meetings.sort(key=lambda m: m.province)
 
     for aid, plan in plans.items():
-        results[aid] = OrderResult(army=aid, outcome=plan.outcome, province=plan.end)
+        results[aid] = OrderResult(aid, plan.outcome, plan.end)
     if len(results) != len(orders):
         _raise_second_order(orders)
 
@@ -417,9 +451,13 @@ def _raise_second_order(orders: Sequence[Order]) -> None:
         seen.add(order.army)
 
 
-def _claims(plan: _Plan | None) -> bool:
+def _any_claims(present: list[Army], plan_of: Callable[[str], _Plan | None]) -> bool:
     # R6: an army claims unless the order carried out for it says claim: false.
-    return plan is None or plan.order.claim
+    for army in present:
+        plan = plan_of(army.id)
+        if plan is None or plan.order.claim:
+            return True
+    return False
 
 
 def _resolve_swaps(
@@ -429,14 +467,14 @@ def _resolve_swaps(
     rng: RandomSource,
     rng_label: str,
 ) -> list[Draw]:
-    """Carry out single moves and reforms, deciding swap conflicts (R5.2, R5.3)."""
+    """Decide the swap conflicts of single moves (R5.2, R5.3); the losing side stays."""
     edges: dict[tuple[str, str], list[_Plan]] = {}
     opposed: list[tuple[str, str]] = []
+    # Every plan already ends where its order leads (``_validate``); only single moves can
+    # meet head on.
     for plan in plans.values():
         path = plan.path
-        if plan.reform is not None:
-            plan.outcome, plan.end = Outcome.REFORMED, plan.reform
-        elif len(path) == 1:
+        if len(path) == 1:
             start = plan.army.province
             assert start is not None
             key = (start, path[0])
@@ -447,11 +485,6 @@ def _resolve_swaps(
                     opposed.append(key)
             else:
                 group.append(plan)
-            plan.outcome, plan.end = Outcome.MOVED, path[0]
-        elif len(path) == 2:
-            plan.outcome, plan.end = Outcome.MOVED, path[1]
-        else:
-            plan.end = plan.army.province
 
     conflicts: list[tuple[str, str]] = []
     for a, b in opposed:

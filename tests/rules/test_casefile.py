@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from sl5r.rules.casefile import (
     case_to_dict,
     expect_differences,
     result_to_dict,
+    result_to_json,
 )
 from sl5r.rules.errors import CaseFormatError
 
@@ -240,3 +242,45 @@ def test_expect_is_a_subset_of_the_output(expect: dict[str, Any]) -> None:
 def test_expect_differences_name_the_place(expect: dict[str, Any], problem: str) -> None:
     problems = expect_differences(expect, OUTPUT)
     assert any(problem in p for p in problems), problems
+
+
+# --- the output's JSON text ---------------------------------------------------------------
+
+CATALOGUE = sorted((Path(__file__).resolve().parents[1] / "cases").glob("*.json"))
+ODD_NAMES = {
+    "format": 1,
+    "map": {
+        "provinces": [
+            {"id": 'quote"é/\\', "home_clan": "crab", "castle": True},
+            {"id": "b\u2028\t", "home_clan": "lion", "castle": True},
+        ],
+        "borders": [['quote"é/\\', "b\u2028\t"]],
+    },
+    "armies": [
+        {"id": "crab-\u00e9\u0001", "clan": "crab", "province": 'quote"é/\\'},
+        {"id": "lion-1", "clan": "lion", "province": "b\u2028\t"},
+    ],
+    "orders": [
+        {"army": "crab-\u00e9\u0001", "move": ["b\u2028\t"]},
+        {"army": "lion-1", "move": ["nowhere \ud83d\ude00"]},
+    ],
+    "seed": 3,
+}
+
+
+@pytest.mark.parametrize("path", CATALOGUE, ids=lambda p: p.stem)
+@pytest.mark.parametrize("indent", [None, 2, 4])
+def test_result_to_json_writes_the_text_json_dumps_writes(path: Path, indent: int | None) -> None:
+    """The command prints ``result_to_json``: the same bytes as json.dumps of the output
+    document (docs/adjudication.md, "Output"), with or without --compact."""
+    result = case_run(case_from_json(path.read_text(encoding="utf-8")))
+    expected = json.dumps(result_to_dict(result), indent=indent, ensure_ascii=False)
+    assert result_to_json(result, indent=indent) == expected
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_result_to_json_escapes_ids_and_names_as_json_dumps_does(indent: int | None) -> None:
+    result = case_run(case_from_dict(ODD_NAMES))
+    expected = json.dumps(result_to_dict(result), indent=indent, ensure_ascii=False)
+    assert result_to_json(result, indent=indent) == expected
+    assert json.loads(result_to_json(result, indent=indent)) == result_to_dict(result)

@@ -129,3 +129,42 @@ def test_disconnected_map_error_lists_the_unreachable_provinces() -> None:
     }
     with pytest.raises(MapError, match='"c", "d" cannot be reached from "a"'):
         map_from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("province", "message"),
+    [
+        ({"id": "b", "x": float("nan")}, "map.provinces[1].x: must be a finite number, not NaN"),
+        ({"id": "b", "y": 2**63}, "map.provinces[1].y: the integer 9223372036854775808 is out"),
+        ({"id": "b", "name": "B\x00"}, "map.provinces[1].name: contains a NUL character"),
+        ({"id": "b\ud83d"}, "map.provinces[1].id: contains a lone surrogate (U+D83D)"),
+        ({"id": "b", "castle": "Shiro \udc00"}, "map.provinces[1].castle: contains a lone"),
+        ({"id": "b", "n\x00te": 1}, "map.provinces[1].n\\x00te: contains a NUL character"),
+    ],
+)
+def test_a_value_that_cannot_be_stored_is_named_before_any_other_problem(
+    province: dict[str, Any], message: str
+) -> None:
+    """The storable-JSON check comes first (jsonvalue.py), even in a map with a later error
+    (here an unknown field and a border to nowhere) and even in a province that is valid."""
+    data = {
+        "provinces": [{"id": "a"}, province, {"id": "c", "size": 3}],
+        "borders": [["a", "b"], ["b", "zz"]],
+    }
+    with pytest.raises(MapError) as caught:
+        map_from_dict(data)
+    assert str(caught.value).startswith(message)
+
+
+def test_unusual_but_valid_rows_build_the_same_map_as_plain_ones() -> None:
+    """Rows the quick pass leaves to the exact checks (a str subclass, ints for x and y, a
+    non-ASCII name) give the map the plain rows give."""
+
+    class Text(str):
+        pass
+
+    plain = small_map()
+    odd = small_map()
+    odd["provinces"][0] = {**odd["provinces"][0], "name": Text("Земли Краба"), "x": 3, "y": 4}
+    plain["provinces"][0] = {**plain["provinces"][0], "name": "Земли Краба", "x": 3.0, "y": 4.0}
+    assert map_from_dict(odd) == map_from_dict(plain)

@@ -27,6 +27,7 @@ from sl5r.rules import (
     draw_key,
     result_to_dict,
 )
+from sl5r.rules.casefile import result_to_json
 from sl5r.rules.clans import SCORPION, UNICORN
 from tests.rules.strategies import Scenario, scenario_from, scenarios
 
@@ -438,6 +439,19 @@ def test_a_turn_written_as_a_case_file_reads_back_to_the_same_result(s: Scenario
     replayed = case_run(case_from_json(text))
     # then
     assert result_to_dict(replayed) == result_to_dict(s.run())
+
+
+@properties
+@given(scenarios())
+def test_the_printed_json_text_is_the_text_json_dumps_writes(s: Scenario) -> None:
+    """The command's output (docs/adjudication.md, "Output"), indented or --compact, is
+    json.dumps of the output document to the byte."""
+    # given
+    result = s.run()
+    # when, then
+    for indent in (None, 2):
+        expected = json.dumps(result_to_dict(result), indent=indent, ensure_ascii=False)
+        assert result_to_json(result, indent=indent) == expected
 
 
 # Four province ids where sorting the pairs and sorting the keys disagree: ("p1", "p9")

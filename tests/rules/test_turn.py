@@ -9,7 +9,16 @@ import pytest
 
 from sl5r.rules.errors import RulesInputError
 from sl5r.rules.mapgraph import map_from_dict
-from sl5r.rules.turn import Army, DrawMethod, Order, Outcome, TurnState, adjudicate_turn
+from sl5r.rules.turn import (
+    Army,
+    DrawMethod,
+    Order,
+    Outcome,
+    Settings,
+    TurnState,
+    adjudicate_turn,
+    order_check,
+)
 
 SQUARE = map_from_dict(
     {
@@ -106,3 +115,110 @@ def test_input_state_is_not_modified() -> None:
     before = (tuple(s.armies), dict(s.control))
     adjudicate_turn(s, orders, rng=random.Random(3))
     assert (tuple(s.armies), dict(s.control)) == before
+
+
+# --- the reasons of rejected orders, as people read them ---------------------------------
+
+NAMED = map_from_dict(
+    {
+        "provinces": [
+            {"id": "a", "name": "Alpha", "home_clan": "crab", "castle": "Kyuden Alpha"},
+            {"id": "b", "name": "Beta", "home_clan": None, "castle": False},
+            {"id": "c", "name": "Gamma", "home_clan": None, "castle": False, "impassable": True},
+            {"id": "d", "name": "Delta", "home_clan": "lion", "castle": True},
+            {"id": "e", "name": "Epsilon", "home_clan": "crab", "castle": False},
+            {"id": "f", "name": "Phi", "home_clan": "crab", "castle": True},
+        ],
+        "borders": [["a", "b"], ["b", "c"], ["b", "d"], ["a", "e"], ["e", "f"], ["d", "f"]],
+    }
+)
+NAMED_ARMIES = (
+    Army("crab-1", "crab", "a"),
+    Army("crab-2", "crab", None, destroyed_in_turn=1, destroyed_by="loss"),
+    Army("crab-3", "crab", None, destroyed_in_turn=1, destroyed_by="winner"),
+    Army("lion-1", "lion", "d", in_battle=True),
+    Army("unicorn-1", "unicorn", "e"),
+    Army("unicorn-2", "unicorn", "d"),
+    Army("crane-1", "crane", "b"),
+)
+
+
+@pytest.mark.parametrize(
+    ("order", "reason"),
+    [
+        (Order("crab-1", move=("b",), late=True), "late: the order arrived after the deadline"),
+        (
+            Order("lion-1", move=("b",)),
+            "in_battle: the army is in a battle; its General cannot give orders",
+        ),
+        (Order("crab-2", move=("a",)), "destroyed: the army is destroyed; it can only reform"),
+        (Order("crab-1", reform="a"), "not_destroyed: only a destroyed army can reform"),
+        (
+            Order("unicorn-1", move=("a", "b", "d")),
+            "too_many_steps: a move has one or two provinces, not 3",
+        ),
+        (
+            Order("crab-1", move=("b", "d")),
+            "not_unicorn: only a Unicorn army may move two provinces",
+        ),
+        (Order("crab-1", move=("zz",)), 'unknown_province: there is no province "zz"'),
+        (Order("crab-3", reform="zz"), 'unknown_province: there is no province "zz"'),
+        (Order("crab-1", move=("d",)), "not_adjacent: Delta does not border Alpha"),
+        (Order("crane-1", move=("c",)), "impassable: Gamma is impassable"),
+        (
+            Order("unicorn-1", move=("f", "e")),
+            "returns: a two-province move may not end where it started",
+        ),
+        (
+            Order("unicorn-2", move=("b", "a")),
+            "occupied: Beta held an army at the start of the turn",
+        ),
+        (Order("crab-2", reform="a"), "too_early: the army may reform from turn 3 on"),
+        (Order("crab-3", reform="e"), "not_castle: Epsilon has no castle"),
+        (Order("crab-3", reform="d"), "not_home: Delta is not a home province of the clan"),
+        (Order("crab-3", reform="f"), "not_controlled: the clan does not control Phi"),
+    ],
+)
+def test_a_rejected_order_gives_the_reason_sentence_of_the_table(order: Order, reason: str) -> None:
+    """docs/adjudication.md's reason codes, each with the sentence the site and the command
+    have always shown (R4, R5.4, R9); the turn and ``order_check`` give the same one."""
+    s = TurnState(
+        game_map=NAMED,
+        turn=2,
+        armies=NAMED_ARMIES,
+        control={**NAMED.initial_control(), "f": "lion"},
+    )
+    result = adjudicate_turn(s, [order], rng=random.Random(1))
+    (outcome,) = result.orders
+    assert outcome.outcome is Outcome.REJECTED
+    assert outcome.reason == reason
+    assert (outcome.reason_code, outcome.reason_text) == tuple(reason.split(": ", 1))
+    rejection = order_check(s, order)
+    assert rejection is not None
+    assert str(rejection) == reason
+
+
+def test_a_two_province_move_with_abilities_off_gives_the_abilities_off_sentence() -> None:
+    s = TurnState(
+        game_map=NAMED,
+        turn=2,
+        armies=NAMED_ARMIES,
+        control=NAMED.initial_control(),
+        settings=Settings(clan_abilities=False),
+    )
+    order = Order("unicorn-1", move=("a", "b"))
+    (outcome,) = adjudicate_turn(s, [order], rng=random.Random(1)).orders
+    assert outcome.reason == "abilities_off: clan abilities are off: no two-province moves"
+
+
+def test_a_carried_out_order_has_no_reason() -> None:
+    s = TurnState(game_map=NAMED, turn=2, armies=NAMED_ARMIES, control=NAMED.initial_control())
+    (outcome,) = adjudicate_turn(s, [Order("crab-1", move=("b",))], rng=random.Random(1)).orders
+    assert (outcome.reason_code, outcome.reason_text, outcome.reason) == (None, None, None)
+
+
+def test_an_unknown_army_is_refused_by_order_check_with_its_sentence() -> None:
+    s = TurnState(game_map=NAMED, turn=2, armies=NAMED_ARMIES, control=NAMED.initial_control())
+    rejection = order_check(s, Order("ghost-1", move=("b",)))
+    assert rejection is not None
+    assert str(rejection) == 'unknown_army: there is no army "ghost-1"'

@@ -7,7 +7,6 @@ Format and decisions: docs/adjudication.md.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from sl5r.rules.casefile import (
     case_verify,
     expect_differences,
     result_to_dict,
+    result_to_json,
 )
 from sl5r.rules.errors import RulesInputError
 
@@ -61,9 +61,9 @@ class Command(BaseCommand):
             return
         if len(files) != 1:
             self._fail("give one FILE to adjudicate (or use --check for several)")
-        result = result_to_dict(case_run(self._read(files[0])))
+        result = case_run(self._read(files[0]))
         indent = None if options["compact"] else 2
-        self.stdout.write(json.dumps(result, indent=indent, ensure_ascii=False))
+        self.stdout.write(result_to_json(result, indent=indent))
 
     def _check(self, files: list[str]) -> None:
         for name in files:
