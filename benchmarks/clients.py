@@ -10,6 +10,7 @@ the site. Used by ``fanout.py`` and ``cluster_load.py``.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -29,6 +30,8 @@ class WebSocket:
 
     def __init__(self, connection: ClientConnection) -> None:
         self.connection = connection
+        self.last_text = ""  # the raw text of the last message received, as sent
+        self.last_wall = 0.0  # time.time() when it was received (before decoding it)
 
     @classmethod
     async def connect(cls, port: int, path: str) -> WebSocket:
@@ -49,9 +52,12 @@ class WebSocket:
     async def receive(self) -> dict[str, Any] | None:
         """The next JSON message; None when the server closes or drops the socket."""
         try:
-            message: dict[str, Any] = json.loads(await self.connection.recv())
+            text = await self.connection.recv()
         except ConnectionClosed:
             return None
+        self.last_wall = time.time()
+        self.last_text = text if isinstance(text, str) else text.decode("utf-8")
+        message: dict[str, Any] = json.loads(text)
         return message
 
     async def close(self) -> None:

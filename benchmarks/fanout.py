@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ REDIS_URL = "redis://127.0.0.1:6379/12"
 EVENT_WAIT = 5.0  # seconds after the POST before a client resyncs without the event
 CONNECT_AT_ONCE = 50  # handshakes in flight while the clients connect
 TARGET_CLIENTS, TARGET_P99 = 500, 1.0
+TARGET_RATIO = 1.5  # issue 17: site p99 ≤ ×1.5 the bare server's (--bare)
 
 
 # --- The scratch tournament and the server ----------------------------------------------------
@@ -163,6 +165,9 @@ class Client:
 @dataclass
 class Outcome:
     event_s: float | None  # POST → event received; None: missed
+    event_wall: float | None  # time.time() when the event was received
+    published_wall: float | None  # the carried state's server_time: when it was published
+    frame: str  # the event's text as received ("" without one)
     new_turn_s: float  # POST → state with the new turn held (from the event, or fetched)
     turn: int
     dropped: bool  # the server closed the websocket before the event
@@ -197,6 +202,8 @@ async def watch(client: Client, tournament_id: int, posted: asyncio.Future[float
     newer version then counts like the event would (but the event is counted as missed).
     """
     event_at: float | None = None
+    event_wall = published_wall = None
+    frame = ""
     dropped = False
     state: dict[str, Any] | None = None
     receiving = asyncio.ensure_future(client.ws.receive())
@@ -221,12 +228,16 @@ async def watch(client: Client, tournament_id: int, posted: asyncio.Future[float
         elif message.get("version", 0) > client.version:
             if message["type"] == "event":
                 event_at = time.perf_counter()
+                event_wall, frame = client.ws.last_wall, client.ws.last_text
                 carried = message.get("state")
                 if (
                     isinstance(carried, dict)
                     and carried["tournament"]["version"] >= message["version"]
                 ):
                     state = carried  # live.js: onState(message.state), no fetch
+                    published_wall = datetime.fromisoformat(
+                        carried["tournament"]["clock"]["server_time"]
+                    ).timestamp()
             break
         receiving = asyncio.ensure_future(client.ws.receive())
     fetched = state is None
@@ -235,6 +246,9 @@ async def watch(client: Client, tournament_id: int, posted: asyncio.Future[float
     end = time.perf_counter()
     return Outcome(
         event_s=None if event_at is None else event_at - t0,
+        event_wall=event_wall,
+        published_wall=published_wall,
+        frame=frame,
         new_turn_s=end - t0,
         turn=state["tournament"]["turn"],
         dropped=dropped,
@@ -275,7 +289,18 @@ async def run_round(ports: list[int], tournament_id: int, key: str, count: int) 
 
     times = sorted(o.new_turn_s for o in outcomes)
     events = sorted(o.event_s for o in outcomes if o.event_s is not None)
+    walls = [o.event_wall for o in outcomes if o.event_wall is not None]
+    from_publish = sorted(
+        o.event_wall - o.published_wall
+        for o in outcomes
+        if o.event_wall is not None and o.published_wall is not None
+    )
+    spread = sorted(w - min(walls) for w in walls) if walls else []
     return {
+        "from_publish": from_publish,
+        "from_trigger": events,
+        "spread": spread,
+        "frame": next((o.frame for o in outcomes if o.frame), ""),
         "clients": count,
         "connect_s": connect_s,
         "post_s": post_s,
@@ -289,6 +314,103 @@ async def run_round(ports: list[int], tournament_id: int, key: str, count: int) 
         "dropped": sum(o.dropped for o in outcomes),
         "fetched": sum(o.fetched for o in outcomes),
     }
+
+
+# --- The bare baseline: the same clients, the same frame, no Django -------------------------
+
+
+async def bare_round(ports: list[int], count: int) -> dict[str, Any]:
+    """``count`` clients spread over the bare servers (``bare_fanout.py``) as over the site's;
+    one trigger to each server at once; each client's time until it has the frame."""
+    from websockets.asyncio.client import connect
+
+    gate = asyncio.Semaphore(CONNECT_AT_ONCE)
+
+    async def open_socket(port: int) -> WebSocket:
+        async with gate:
+            return await WebSocket.connect(port, "/ws/tournaments/bare/")
+
+    start = time.perf_counter()
+    sockets = await asyncio.gather(*(open_socket(ports[i % len(ports)]) for i in range(count)))
+    connect_s = time.perf_counter() - start
+    triggers = [
+        await connect(f"ws://{HOST}:{port}/trigger", proxy=None, ping_interval=None)
+        for port in ports
+    ]
+    receiving = [asyncio.ensure_future(ws.receive()) for ws in sockets]
+    await asyncio.sleep(0.2)  # every client is reading its socket
+    t0 = time.perf_counter()
+    await asyncio.gather(*(trigger.send("go") for trigger in triggers))
+    answers = [json.loads(await trigger.recv()) for trigger in triggers]
+    done, _ = await asyncio.wait(receiving, timeout=EVENT_WAIT)
+    got = [(i, task.result()) for i, task in enumerate(receiving) if task in done]
+    stamps = {port: answer["t0"] for port, answer in zip(ports, answers, strict=True)}
+    walls = [sockets[i].last_wall for i, message in got if message is not None]
+    from_publish = sorted(
+        sockets[i].last_wall - stamps[ports[i % len(ports)]] for i, message in got if message
+    )
+    # perf_counter and time.time() tick together over a second: the trigger's origin in
+    # time.time() is its perf_counter moment shifted by the offset between the two clocks.
+    offset = time.time() - time.perf_counter()
+    from_trigger = sorted(w - (t0 + offset) for w in walls)
+    for trigger in triggers:
+        await trigger.close()
+    for ws in sockets:
+        await ws.close()
+    return {
+        "clients": count,
+        "connect_s": connect_s,
+        "missed": count - len(walls),
+        "write_s": max(answer["write_s"] for answer in answers),
+        "from_publish": from_publish,
+        "from_trigger": from_trigger,
+        "spread": sorted(w - min(walls) for w in walls) if walls else [],
+    }
+
+
+def bare_start(count: int, frame: str, scratch: Path) -> tuple[list[int], list[Any]]:
+    frame_file = scratch / "frame.json"
+    frame_file.write_text(frame, encoding="utf-8")
+    ports = [free_port() for _ in range(count)]
+    servers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "benchmarks" / "bare_fanout.py"),
+                "--port",
+                str(port),
+                "--frame",
+                str(frame_file),
+            ],
+            stdout=subprocess.PIPE,
+        )
+        for port in ports
+    ]
+    for server in servers:
+        assert server.stdout is not None and server.stdout.readline().strip() == b"ready"
+    return ports, servers
+
+
+def stop(servers: list[Any]) -> None:
+    for server in servers:
+        server.terminate()
+    for server in servers:
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def p50_p99(values: list[float]) -> str:
+    if not values:
+        return "—"
+    return f"{ms(quantile(values, 0.5))} / {ms(quantile(values, 0.99))}"
+
+
+def ratio(site: list[float], bare: list[float]) -> float | None:
+    if not site or not bare or quantile(bare, 0.99) <= 0:
+        return None
+    return quantile(site, 0.99) / quantile(bare, 0.99)
 
 
 def quantile(sorted_values: list[float], q: float) -> float:
@@ -315,6 +437,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--servers", type=int, default=1, help="server processes sharing the Redis layer"
     )
+    parser.add_argument("--redis-url", default=REDIS_URL, help=f"the layer's Redis ({REDIS_URL})")
+    parser.add_argument(
+        "--bare",
+        action="store_true",
+        help="then the same clients on as many bare servers (bare_fanout.py), the same frame",
+    )
     args = parser.parse_args(argv)
     fds = raise_fd_limit()  # the server inherits it: two sockets per client on each side
 
@@ -324,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         # Another settings module may be measured: DJANGO_SETTINGS_MODULE=... (see README).
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "sl5r.settings"),
         "DATABASE_URL": f"sqlite:///{scratch / 'bench.sqlite3'}",
-        "REDIS_URL": REDIS_URL,
+        "REDIS_URL": args.redis_url,
         "SECRET_KEY": secrets.token_urlsafe(40),
         "DEBUG": "0",
         "SECURE_SSL_REDIRECT": "0",
@@ -353,14 +481,19 @@ def main(argv: list[str] | None = None) -> int:
         for count in args.clients:
             rows.append(asyncio.run(run_round(ports, tournament_id, key, count)))
     finally:
-        for server in servers:
-            server.terminate()
-        for server in servers:
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        stop(servers)
         log.close()
+    bare_rows = []
+    if args.bare:
+        frame = next((r["frame"] for r in reversed(rows) if r["frame"]), "")
+        if not frame:
+            raise RuntimeError("no client received an event: no frame for the bare servers")
+        bare_ports, bare_servers = bare_start(args.servers, frame, scratch)
+        try:
+            for count in args.clients:
+                bare_rows.append(asyncio.run(bare_round(bare_ports, count)))
+        finally:
+            stop(bare_servers)
 
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(
@@ -369,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"server: manage.py serve --no-clock (Daphne) × {args.servers} process(es), "
-        f"settings {env['DJANGO_SETTINGS_MODULE']}, REDIS_URL {REDIS_URL}, SQLite scratch "
+        f"settings {env['DJANGO_SETTINGS_MODULE']}, REDIS_URL {args.redis_url}, SQLite scratch "
         f"database, DEBUG off; server log {scratch / 'server.log'}"
     )
     print(
@@ -403,7 +536,59 @@ def main(argv: list[str] | None = None) -> int:
         )
     stale = sum(r["old_turn"] for r in rows)
     print(("PASS" if stale == 0 else "MISS") + f"  no client left on the old turn: {stale}")
+    if bare_rows:
+        print_comparison(rows, bare_rows, args.servers)
     return 0
+
+
+def print_comparison(rows: list[dict[str, Any]], bare_rows: list[dict[str, Any]], n: int) -> None:
+    frame = next((r["frame"] for r in reversed(rows) if r["frame"]), "")
+    print()
+    print(
+        f"site against bare (bare_fanout.py × {n} process(es), the same clients, the frame "
+        f"the site sent: {len(frame.encode()):,} bytes); p50 / p99, the ratio of the p99s:"
+    )
+    print(
+        "- from publish: site, from the event's state's server_time (built after the commit, "
+        "just before the send to the layer) to each client's receipt; bare, from the server's "
+        "stamp when the trigger arrived"
+    )
+    print(
+        "- from trigger: site, from the resolve-now POST (includes resolving the turn); bare, "
+        "from the trigger's send"
+    )
+    print("- spread: from the first client's receipt to each client's (both)")
+    print()
+    print(
+        "| clients | site from publish | bare from publish | ratio | site from trigger "
+        "| bare from trigger | ratio | site spread | bare spread | ratio | missed site / bare |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for site, bare in zip(rows, bare_rows, strict=True):
+        cells = []
+        for origin in ("from_publish", "from_trigger", "spread"):
+            r = ratio(site[origin], bare[origin])
+            cells += [
+                p50_p99(site[origin]),
+                p50_p99(bare[origin]),
+                "—" if r is None else f"×{r:.2f}",
+            ]
+        print(
+            f"| {site['clients']:,} | "
+            + " | ".join(cells)
+            + f" | {site['missed']} / {bare['missed']} |"
+        )
+    print()
+    for site, bare in zip(rows, bare_rows, strict=True):
+        r = ratio(site["from_publish"], bare["from_publish"])
+        verdict = "PASS" if r is not None and r <= TARGET_RATIO else "MISS"
+        shown = "—" if r is None else f"×{r:.2f}"
+        print(
+            f"{verdict}  {site['clients']:,} clients over {n} process(es), p99 from publish "
+            f"{shown} the bare server's (target ≤ ×{TARGET_RATIO:g})"
+        )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average at the end: {load}")
 
 
 if __name__ == "__main__":

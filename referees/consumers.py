@@ -59,7 +59,8 @@ from referees.access import (
     user_is_active,
     user_judges,
 )
-from referees.events import PUBLIC_FIELDS, tournament_group, tournament_public_group
+from referees.events import tournament_group
+from referees.fanout import PublicHub, event_frame, hub_join, hub_leave
 from referees.kernel import TournamentError
 from referees.models import Tournament
 from referees.services import player_from_token
@@ -164,6 +165,7 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
     """Forwards the tournament's events; answers pings; everything else closes."""
 
     group: str | None = None
+    hub: PublicHub | None = None
     joined_at: float = 0.0
     viewer: str = ""
 
@@ -178,21 +180,41 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=admission.refused)
             return
         if admission.viewer == "public":
-            group = tournament_public_group(tournament_id)
+            # The hub sends this socket its events once it is ready (after hello).
+            self.hub = await hub_join(
+                layer=self.channel_layer,
+                tournament_id=tournament_id,
+                key=id(self),
+                send=self.base_send,
+            )
+            self.group = self.hub.group
         else:
             group = tournament_group(tournament_id)
-        async with _group_gate():
-            await self.channel_layer.group_add(group, self.channel_name)
-        self.group, self.joined_at = group, time.monotonic()
+            async with _group_gate():
+                await self.channel_layer.group_add(group, self.channel_name)
+            self.group = group
+        self.joined_at = time.monotonic()
         self.viewer = admission.viewer
-        version = await database_sync_to_async(campaign_version)(tournament_id)
-        await self.send_json({"type": "hello", "version": version})
+        try:
+            version = await database_sync_to_async(campaign_version)(tournament_id)
+            await self.send_json({"type": "hello", "version": version})
+            if self.hub is not None:
+                await self.hub.ready(id(self))
+        except BaseException:
+            # Channels calls no disconnect after a failed connect: leave the hub or group
+            # here, or it would keep writing to a dead socket.
+            await self.leave()
+            raise
 
     async def leave(self) -> None:
         if self.group is None:
             return
         group, self.group = self.group, None
+        hub, self.hub = self.hub, None
         try:
+            if hub is not None:
+                await hub_leave(hub=hub, key=id(self))
+                return
             async with _group_gate():
                 await self.channel_layer.group_discard(group, self.channel_name)
         except Exception:  # the socket is going anyway; the layer expires the member
@@ -224,30 +246,15 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         if not isinstance(content, dict) or content.get("type") != "ping":
             await self.refuse(CLOSE_BAD_MESSAGE)
             return
-        if time.monotonic() - self.joined_at > REJOIN_SECONDS:
+        if self.hub is None and time.monotonic() - self.joined_at > REJOIN_SECONDS:
             async with _group_gate():
                 await self.channel_layer.group_add(self.group, self.channel_name)
             self.joined_at = time.monotonic()
         await self.send_json({"type": "pong"})
 
     async def tournament_event(self, event: dict[str, Any]) -> None:
-        """A ``tournament.event`` from the group: forward its public fields, nothing else;
-        and to a public viewer, the public ``state`` the public group's message carries."""
+        """A ``tournament.event`` from ``tournament.<id>``: forward its public fields, nothing
+        else, and never a state (public sockets get theirs from the hub, not here)."""
         if self.group is None or not self.viewer:
             return  # refused or closing: the group message raced the close
-        out: dict[str, Any] = {
-            "type": "event",
-            "version": event["version"],
-            "kind": event["kind"],
-        }
-        for name in PUBLIC_FIELDS:
-            if name in event:
-                out[name] = event[name]
-        state = event.get("state_json")
-        if self.viewer == "public" and isinstance(state, str) and state.startswith("{"):
-            # Built once for Viewer.public() (referees.events) and already JSON: spliced
-            # into the frame as it is rather than decoded and encoded again per socket.
-            head = json.dumps(out, separators=(",", ":"))
-            await self.send(text_data=f'{head[:-1]},"state":{state}}}')
-            return
-        await self.send_json(out)
+        await self.send(text_data=event_frame(event, public=False))

@@ -15,10 +15,12 @@ than trusted to every caller. What a viewer may see is then fetched through
 
 One exception, for speed: the public (the big screen, anonymous pages) all see the same
 state, so hundreds of them fetching it after a turn resolves cost hundreds of identical
-requests. Public sockets therefore join a second group, ``tournament.<id>.public``, and
-the message sent there carries, besides the same fields, ``state_json``: ``tournament_state``
+requests. Public sockets are therefore served through a second group,
+``tournament.<id>.public``, of which each server process is one member
+(``referees.fanout``: it writes one frame to all its local public sockets), and the
+message sent there carries, besides the same fields, ``state_json``: ``tournament_state``
 for ``Viewer.public()`` as JSON text, built once per change in the on-commit callback, which
-the consumers put into the socket's frame as ``state`` without decoding it. Judges and
+goes into the sockets' frame as ``state`` without being decoded. Judges and
 players (whose states differ per viewer) are only in ``tournament.<id>`` and never get a
 ``state``; no socket is in both groups.
 """

@@ -1,0 +1,231 @@
+"""The public sockets' hub (``referees.fanout``): one receive per process, one frame for all.
+
+Through the whole ASGI application, as ``test_consumers.py``: public sockets of a
+tournament share one member of ``tournament.<id>.public``; judges and players keep their
+own consumers in ``tournament.<id>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels_redis.core import RedisChannelLayer
+
+from referees import fanout
+from referees.events import tournament_public_group
+from tests.referees.conftest import Game
+from tests.referees.test_consumers import (
+    TIMEOUT,
+    communicator,
+    connected,
+    next_event_text,
+    resolve_now,
+    session_cookie,
+    version_of,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def in_memory_layer(settings: Any) -> Iterator[None]:
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    yield
+
+
+def public_members(tournament_id: int) -> int:
+    layer = get_channel_layer()
+    return len(layer.groups.get(tournament_public_group(tournament_id), {}))
+
+
+async def test_public_sockets_share_one_group_member_and_all_get_the_same_frame(
+    game16: Game,
+) -> None:
+    # given: five public sockets in this process
+    sockets = [communicator(game16.id) for _ in range(5)]
+    for comm in sockets:
+        await connected(comm)
+    hub = fanout.hub_of(get_channel_layer(), game16.id)
+    assert hub is not None and len(hub.members) == 5
+    assert public_members(game16.id) == 1
+
+    # when
+    await database_sync_to_async(resolve_now)(game16)
+
+    # then: the layer delivered the event once, every socket got the same text
+    texts = [await next_event_text(comm) for comm in sockets]
+    assert len(set(texts)) == 1
+    event = json.loads(texts[0])
+    assert event["kind"] == "turn_resolved"
+    assert event["version"] == await database_sync_to_async(version_of)(game16)
+    assert event["state"]["tournament"]["version"] == event["version"]
+    assert hub.received == 1
+    for comm in sockets:
+        await comm.disconnect()
+
+
+async def test_judges_socket_is_not_in_the_hub_and_gets_no_state(game16: Game) -> None:
+    cookie = await database_sync_to_async(session_cookie)(judge=game16.judge)
+    judge = communicator(game16.id, cookie=cookie)
+    public = communicator(game16.id)
+    await connected(judge)
+    await connected(public)
+    hub = fanout.hub_of(get_channel_layer(), game16.id)
+    assert hub is not None and len(hub.members) == 1
+
+    await database_sync_to_async(resolve_now)(game16)
+
+    judge_text = await next_event_text(judge)
+    assert '"state"' not in judge_text
+    assert json.loads(judge_text)["kind"] == "turn_resolved"
+    assert "state" in json.loads(await next_event_text(public))
+    await judge.disconnect()
+    await public.disconnect()
+
+
+async def test_the_last_public_socket_out_takes_the_hub_out_of_the_group(game16: Game) -> None:
+    first, second = communicator(game16.id), communicator(game16.id)
+    await connected(first)
+    await connected(second)
+
+    await first.disconnect()
+    assert fanout.hub_of(get_channel_layer(), game16.id) is not None
+    await second.disconnect()
+
+    assert fanout.hub_of(get_channel_layer(), game16.id) is None
+    assert public_members(game16.id) == 0
+
+
+async def test_a_socket_whose_send_fails_is_dropped_and_the_others_still_get_the_frame(
+    game16: Game,
+) -> None:
+    healthy, broken = communicator(game16.id), communicator(game16.id)
+    await connected(healthy)
+    await connected(broken)
+    hub = fanout.hub_of(get_channel_layer(), game16.id)
+    assert hub is not None
+    healthy_key, dead_key = list(hub.members)  # in the order they joined
+
+    async def dead(_: Any) -> None:
+        raise OSError("connection reset")
+
+    hub.members[dead_key].send = dead
+
+    await hub.broadcast('{"type":"event","version":1,"kind":"x"}')
+
+    assert list(hub.members) == [healthy_key]
+    assert json.loads(await next_event_text(healthy))["kind"] == "x"
+    await healthy.disconnect()
+    await broken.disconnect()
+
+
+async def test_a_frame_arriving_before_hello_is_sent_after_it(game16: Game) -> None:
+    """The hello is always first; an event received meanwhile is held, then sent."""
+    layer = get_channel_layer()
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message["text"])
+
+    hub = await fanout.hub_join(layer=layer, tournament_id=game16.id, key=1, send=send)
+    await hub.broadcast("early")
+    assert sent == []
+    sent.append("hello")
+    await hub.ready(1)
+    await hub.broadcast("late")
+
+    assert sent == ["hello", "early", "late"]
+    await fanout.hub_leave(hub=hub, key=1)
+    assert fanout.hub_of(layer, game16.id) is None
+
+
+async def test_a_client_that_missed_an_event_still_sees_the_newer_version_in_hello(
+    game16: Game,
+) -> None:
+    before = await database_sync_to_async(version_of)(game16)
+    await database_sync_to_async(resolve_now)(game16)  # nobody connected: nobody told
+
+    public = communicator(game16.id)
+    hello = await connected(public)
+
+    assert hello["version"] > before
+    assert await public.receive_nothing(timeout=0.2)
+    await public.disconnect()
+    assert fanout.hub_of(get_channel_layer(), game16.id) is None
+
+
+async def test_an_event_sent_to_the_public_group_reaches_every_socket_once(game16: Game) -> None:
+    sockets = [communicator(game16.id) for _ in range(3)]
+    for comm in sockets:
+        hello = await connected(comm)
+    await get_channel_layer().group_send(
+        tournament_public_group(game16.id),
+        {"type": "tournament.event", "version": hello["version"] + 1, "kind": "x", "army": "a"},
+    )
+    for comm in sockets:
+        assert await comm.receive_json_from(timeout=TIMEOUT) == {
+            "type": "event",
+            "version": hello["version"] + 1,
+            "kind": "x",
+        }
+        assert await comm.receive_nothing(timeout=0.1)
+        await comm.disconnect()
+
+
+async def test_two_processes_on_redis_each_take_the_event_once_for_all_their_sockets(
+    redis_url: str,
+) -> None:
+    """Two channels_redis layers stand for two server processes (each has its own hub):
+    the public group has one member per process, and a group_send reaches every socket of
+    both, once, with the frame built once per process."""
+    prefix = f"sl5r-fanout-test-{id(object())}"
+    processes = [RedisChannelLayer(hosts=[redis_url], prefix=prefix) for _ in range(2)]
+    sender = RedisChannelLayer(hosts=[redis_url], prefix=prefix)
+    tournament_id = 987_654
+    got: dict[int, list[str]] = {key: [] for key in range(6)}
+    hubs = []
+    try:
+        for key in range(6):
+            layer = processes[key % 2]
+
+            async def send(message: Any, key: int = key) -> None:
+                got[key].append(message["text"])
+
+            hub = await fanout.hub_join(
+                layer=layer, tournament_id=tournament_id, key=key, send=send
+            )
+            await hub.ready(key)
+            hubs.append(hub)
+        assert len({id(hub) for hub in hubs}) == 2
+
+        await sender.group_send(
+            tournament_public_group(tournament_id),
+            {
+                "type": "tournament.event",
+                "version": 7,
+                "kind": "turn_resolved",
+                "state_json": '{"a":1}',
+            },
+        )
+        for _ in range(200):
+            if all(got.values()):
+                break
+            await asyncio.sleep(0.02)
+
+        assert all(
+            texts == ['{"type":"event","version":7,"kind":"turn_resolved","state":{"a":1}}']
+            for texts in got.values()
+        ), got
+        assert sorted(hub.received for hub in {id(h): h for h in hubs}.values()) == [1, 1]
+    finally:
+        for key, hub in enumerate(hubs):
+            await fanout.hub_leave(hub=hub, key=key)
+        for layer in [*processes, sender]:
+            await layer.flush()
+    assert fanout.hub_of(processes[0], tournament_id) is None
