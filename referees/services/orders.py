@@ -25,6 +25,7 @@ from referees.kernel import (
 )
 from referees.models import LogEntry, Player, Tournament
 from referees.services.order_frame import Frame, Seat, order_frame
+from referees.statements import row_insert
 from referees.texts import order_refusal_text
 from referees.tokens import PlayerClaim
 from sl5r.rules.roles import (
@@ -165,8 +166,8 @@ def _order_for(
     )
     if repeat:
         return prepared
-    prepared.save()
-    _order_log_line(tournament, prepared, actor).save()
+    row_insert(prepared)
+    row_insert(_order_log_line(tournament, prepared, actor))
     _orders_announce(tournament, frame, [prepared])
     if actor.judge:
         backup_on_commit(reason="paper_order")
@@ -277,9 +278,9 @@ def _orders_give_in(tournament_id: int, requests: list[ClaimedOrder]) -> None:
             latest[army.pk] = prepared
             stored.append(prepared)
             lines.append(_order_log_line(tournament, prepared, actor))
-    if len(stored) == 1:  # alone, as most are outside a burst: the ORM's plain insert is cheaper
-        stored[0].save()
-        lines[0].save()
+    if len(stored) == 1:  # alone, as most are outside a burst: a plain insert is cheaper
+        row_insert(stored[0])
+        row_insert(lines[0])
     elif stored:
         Order.objects.bulk_create(stored)
         LogEntry.objects.bulk_create(lines)
