@@ -196,6 +196,25 @@ def test_the_big_screen_keys_the_clans_on_its_map_during_play(
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
+@pytest.mark.parametrize("language", ["en", "ru"])
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
+def test_the_big_screen_head_keeps_the_draw_commitment_inside_its_column(
+    new_page: Callable[..., Page], live_site: LiveServer, size: tuple[int, int], language: str
+) -> None:
+    """R11's commitment is 64 hex digits, one word: it wraps inside its narrow column of the
+    head instead of running on under the follow-on-your-phone address."""
+    page = new_page("desktop", locale=language)
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"/referees/tournaments/{live_site.data['screen']['id']}/screen/")
+    commitment = page.locator(".screen-head .draw-commitment")
+    expect(commitment).to_be_visible()
+    spill = commitment.evaluate("(node) => node.scrollWidth - node.clientWidth")
+    assert spill <= 1, f"the commitment runs {spill} px out of its column"
+    box, address = commitment.bounding_box(), page.locator(".screen-address").bounding_box()
+    assert box is not None and address is not None
+    assert box["x"] + box["width"] <= address["x"]
+
+
 def test_the_big_screen_shows_each_clans_provinces_and_points_so_far_where_the_board_is_public(
     new_page: Callable[..., Page], live_site: LiveServer
 ) -> None:
