@@ -169,41 +169,6 @@ def turn_seed_renew(*, turn: Turn) -> str:
     return old
 
 
-def order_submit(
-    *,
-    turn: Turn,
-    army: Army,
-    kind: str,
-    path: Sequence[str] = (),
-    reform: str = "",
-    claim: bool = True,
-    on_swap: str = Order.OnSwap.ADVANCE,
-    author: str,
-    by_judge: bool = False,
-    now: datetime,
-    others_hidden: bool = False,
-    state: TurnState | None = None,
-) -> Order:
-    """Store an order for the open turn after checking it as the turn would (R4): see
-    ``order_checked``, which this saves."""
-    order = order_checked(
-        turn=turn,
-        army=army,
-        kind=kind,
-        path=path,
-        reform=reform,
-        claim=claim,
-        on_swap=on_swap,
-        author=author,
-        by_judge=by_judge,
-        now=now,
-        others_hidden=others_hidden,
-        state=state,
-    )
-    order.save()
-    return order
-
-
 def order_checked(
     *,
     turn: Turn,
@@ -220,7 +185,7 @@ def order_checked(
     state: TurnState | None = None,
 ) -> Order:
     """An order for the open turn, checked as the turn would check it (R4), not yet saved:
-    the caller saves it, alone (``order_submit``) or with others (a group commit).
+    the caller saves it, alone or with others (a group commit).
 
     Raises ``OrderRefused`` with the engine's reason when the order could not be carried
     out as things stand. The caller checks the deadline.

@@ -374,7 +374,7 @@ def order_refuse_if_late(
 
 
 def _order_repeats(stored: Order, order: OrderInput, actor: Actor) -> bool:
-    """Whether ``order`` by ``actor`` is ``stored`` again, as ``order_submit`` would store it."""
+    """Whether ``order`` by ``actor`` is ``stored`` again, as ``order_checked`` would make it."""
     return (
         stored.kind == order.kind
         and list(stored.path) == (list(order.path) if order.kind == Order.Kind.MOVE else [])

@@ -20,7 +20,7 @@ from strategic_map.services import (
     board_place,
     campaign_create,
     map_import,
-    order_submit,
+    order_checked,
     turn_open,
     turn_resolve,
     turn_undo,
@@ -48,9 +48,11 @@ def army(campaign: Campaign, code: str) -> Army:
 
 
 def give(turn: Turn, campaign: Campaign, code: str, kind: str = "move", **fields: object) -> Order:
-    return order_submit(
+    order = order_checked(
         turn=turn, army=army(campaign, code), kind=kind, author="test", now=now(), **fields
     )
+    order.save()
+    return order
 
 
 def resolve(turn: Turn, seed: int = 1) -> Turn | None:
