@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from referees import services
-from referees.models import LogEntry, Tournament
+from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Order
 from tests.referees.conftest import Api, Game
@@ -358,3 +358,23 @@ def test_a_general_who_sees_the_map_is_refused_a_reform_in_a_lost_castle_at_once
     # then
     assert response.status_code == 422
     assert response.json()["code"] == "not_controlled"
+
+
+def test_r1_1_a_daimyo_named_mid_turn_hides_the_map_at_the_generals_very_next_order(
+    api: Api, game16: Game
+) -> None:
+    # given: no Daimyo, so the General sees the map and is refused the lost castle at once;
+    # that order read the tournament's frame (referees/services/order_frame.py)
+    token, _army = _unicorn_destroyed_and_utaku_taken(game16)
+    order = {"kind": "reform", "reform": "unicorn-utaku"}
+    assert api.put(mine(game16), order, token=token).status_code == 422
+
+    # when: the clan's other player is made its Daimyo outside any service (the admin site)
+    other = game16.player("unicorn", n=2)
+    other.role = Player.Role.DAIMYO
+    other.save()
+
+    # then: the next order is checked as R1.1 has it for a clan with a Daimyo, not by the
+    # frame read before: what he may no longer see does not decide it
+    answer = api.put(mine(game16), order, token=token)
+    assert answer.status_code == 200, answer.content
