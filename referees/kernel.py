@@ -374,9 +374,9 @@ _LIGHT_LOCK_CONVERTERS: dict[str, list[tuple[Col, list[_Converter]]]] = {}
 
 
 def _converted(connection: BaseDatabaseWrapper, values: list[Any]) -> list[Any]:
-    """The light lock's tournament columns as the ORM reads them (on SQLite the deadline
-    comes as text and the paused time as microseconds), with the converters the ORM's
-    compiler would apply, looked up once per database."""
+    """The light lock's tournament columns as the ORM reads them (SQLite gives the deadline
+    as text), with the converters the ORM's compiler would apply, looked up once per
+    database."""
     converters = _LIGHT_LOCK_CONVERTERS.get(connection.alias)
     if converters is None:
         converters = []

@@ -43,16 +43,16 @@ def _insert_for(model: type[Model], using: str) -> _Insert | None:
         for field in meta.local_concrete_fields
         if not (field is pk and getattr(field, "db_returning", False))
     )
-    names = [field.column for field in (*fields, pk) if field is not None]
+    names = [field.column for field in fields]
     insert: _Insert | None = None
     if (
         pk is not None
         and pk.column is not None
-        and all(name is not None for name in names)
+        and None not in names
         and not any(hasattr(field, "get_placeholder") for field in fields)
     ):
         quote = connection.ops.quote_name
-        columns = ", ".join(quote(str(field.column)) for field in fields)
+        columns = ", ".join(quote(str(name)) for name in names)
         marks = ", ".join(["%s"] * len(fields))
         sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})"
         returning = pk not in fields and connection.features.can_return_columns_from_insert
