@@ -6,7 +6,10 @@ the returning clause — five times the database's own time for a row of ten col
 (benchmarks/order_cost.py). ``row_insert`` builds that SQL once and then only converts
 the values, with the same field methods ``save()`` uses (``pre_save``,
 ``get_db_prep_save``), through the connection's cursor (so query counts, execute wrappers
-and the outage middleware see the statement as before).
+and the outage middleware see the statement as before). ``rows_insert`` does the same for
+the orders of a burst stored together, one statement for all of them where
+``bulk_create`` built its SQL through the compiler each time (two fifths of a burst's order
+in the profile of 2026-12-03, benchmarks/README.md).
 
 A model with ``pre_save``/``post_save`` receivers, or a field that needs its own
 placeholder, is saved by ``save()`` instead: nothing a signal or a field expects is skipped.
@@ -14,18 +17,27 @@ placeholder, is saved by ``save()`` instead: nothing a signal or a field expects
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import connections, router
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field, Model
 from django.db.models.signals import post_save, pre_save
 
 
 @dataclass(frozen=True)
 class _Insert:
-    sql: str
+    """The INSERT of one row of a model; ``sql_for(n)`` is the statement for ``n`` rows."""
+
+    head: str
+    row: str
+    tail: str
     fields: tuple[Field[object, object], ...]
     returning: bool
+
+    def sql_for(self, rows: int) -> str:
+        return self.head + ", ".join([self.row] * rows) + self.tail
 
 
 _INSERTS: dict[tuple[type[Model], str], _Insert | None] = {}
@@ -53,21 +65,20 @@ def _insert_for(model: type[Model], using: str) -> _Insert | None:
     ):
         quote = connection.ops.quote_name
         columns = ", ".join(quote(str(name)) for name in names)
-        marks = ", ".join(["%s"] * len(fields))
-        sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})"
         returning = pk not in fields and connection.features.can_return_columns_from_insert
-        if returning:
-            sql += f" RETURNING {quote(pk.column)}"
-        insert = _Insert(sql=sql, fields=fields, returning=returning)
+        insert = _Insert(
+            head=f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ",
+            row="(" + ", ".join(["%s"] * len(fields)) + ")",
+            tail=f" RETURNING {quote(pk.column)}" if returning else "",
+            fields=fields,
+            returning=returning,
+        )
     _INSERTS[key] = insert
     return insert
 
 
-def row_insert(instance: Model, *, using: str | None = None) -> None:
-    """Insert ``instance`` as a new row, as ``instance.save(using=using)`` would for a new
-    object, and set its primary key and saved state."""
-    model = type(instance)
-    using = using or router.db_for_write(model, instance=instance)
+def _prepared(model: type[Model], using: str, instance: Model) -> _Insert | None:
+    """The prepared INSERT for ``instance``, or None where ``save()`` must store it."""
     insert = _insert_for(model, using)
     if (
         insert is None
@@ -76,28 +87,77 @@ def row_insert(instance: Model, *, using: str | None = None) -> None:
         or pre_save.has_listeners(model)
         or post_save.has_listeners(model)
     ):
-        instance.save(using=using)
+        return None
+    return insert
+
+
+def row_insert(instance: Model, *, using: str | None = None) -> None:
+    """Insert ``instance`` as a new row, as ``instance.save(using=using)`` would for a new
+    object, and set its primary key and saved state."""
+    rows_insert([instance], using=using)
+
+
+def rows_insert(instances: Sequence[Model], *, using: str | None = None) -> None:
+    """Insert new objects of one model, all in one statement where the database gives back
+    the keys of a multi-row INSERT (PostgreSQL, SQLite 3.35+), as ``save()`` would store
+    each: the same values, keys and saved state. With ``pre_save``/``post_save`` receivers,
+    or where one statement cannot give the keys back, each is saved by itself
+    (``save()`` where receivers listen), so nothing a signal expects is skipped — unlike
+    ``bulk_create``, which sends no signal at all."""
+    if not instances:
         return
+    model = type(instances[0])
+    assert all(type(instance) is model for instance in instances), "one model at a time"
+    using = using or router.db_for_write(model, instance=instances[0])
     connection = connections[using]
+    inserts = {id(instance): _prepared(model, using, instance) for instance in instances}
+    many = (
+        len(instances) > 1
+        and None not in inserts.values()
+        and connection.features.can_return_rows_from_bulk_insert
+    )
+    if not many:
+        for instance in instances:
+            insert = inserts[id(instance)]
+            if insert is None:
+                instance.save(using=using)
+            else:
+                _insert_run(connection, insert, [instance], using)
+        return
+    insert = inserts[id(instances[0])]
+    assert insert is not None
+    size = max(1, connection.ops.bulk_batch_size(list(insert.fields), list(instances)))
+    for start in range(0, len(instances), size):
+        _insert_run(connection, insert, instances[start : start + size], using)
+
+
+def _insert_run(
+    connection: BaseDatabaseWrapper, insert: _Insert, instances: Sequence[Model], using: str
+) -> None:
     values = [
         field.get_db_prep_save(field.pre_save(instance, True), connection=connection)
+        for instance in instances
         for field in insert.fields
     ]
-    meta = model._meta
+    meta = type(instances[0])._meta
     pk = meta.pk
     assert pk is not None and pk.column is not None  # _insert_for builds no SQL without them
     with connection.cursor() as cursor:
-        cursor.execute(insert.sql, values)
+        cursor.execute(insert.sql_for(len(instances)), values)
         if insert.returning:
-            row = cursor.fetchone()
-            new_pk = row[0] if row else None
+            # One key a row, in the order of VALUES: what bulk_create relies on too.
+            keys = [row[0] for row in cursor.fetchall()]
         elif pk in insert.fields:
-            new_pk = pk.pre_save(instance, True)
+            keys = [pk.pre_save(instance, True) for instance in instances]
         else:
-            new_pk = connection.ops.last_insert_id(cursor, meta.db_table, pk.column)
-    if new_pk is not None:
-        for converter in pk.get_db_converters(connection):
-            new_pk = converter(new_pk, pk, connection)
-        setattr(instance, pk.attname, new_pk)
-    instance._state.adding = False
-    instance._state.db = using
+            assert len(instances) == 1, "the last insert id names one row"
+            keys = [connection.ops.last_insert_id(cursor, meta.db_table, pk.column)]
+    assert len(keys) == len(instances), (len(keys), len(instances))
+    converters = pk.get_db_converters(connection)
+    for instance, key in zip(instances, keys, strict=True):
+        if key is not None:
+            for converter in converters:
+                key = converter(key, pk, connection)
+            setattr(instance, pk.attname, key)
+        instance._state.adding = False
+        instance._state.db = using

@@ -25,7 +25,7 @@ from referees.kernel import (
 )
 from referees.models import LogEntry, Player, Tournament
 from referees.services.order_frame import Frame, Seat, order_frame
-from referees.statements import row_insert
+from referees.statements import row_insert, rows_insert
 from referees.texts import order_refusal_text
 from referees.tokens import PlayerClaim
 from sl5r.rules.roles import (
@@ -40,6 +40,9 @@ from strategic_map.services import (
 )
 
 Phase = Tournament.Phase
+# Django's ``Choices.values`` builds its list anew on every read: once here, not per order.
+_KINDS = frozenset(Order.Kind.values)
+_ON_SWAP = frozenset(Order.OnSwap.values)
 
 
 # --- Orders (R4) ----------------------------------------------------------------------------
@@ -85,9 +88,9 @@ def _order_prepared(
     )
     if tournament.phase != Phase.RUNNING or turn is None:
         raise refusal(_("orders are given while the turns run"), "not_running")
-    if order.kind not in Order.Kind.values:
+    if order.kind not in _KINDS:
         raise refusal(_('kind: unknown order kind "%(kind)s"') % {"kind": order.kind})
-    if order.on_swap not in Order.OnSwap.values:
+    if order.on_swap not in _ON_SWAP:
         raise refusal(_('on_swap: "stay" or "advance"'))
     if latest is not None and _order_repeats(latest, order, actor):
         # The same request again (a retry after a lost answer, a double tap): the order is
@@ -278,13 +281,9 @@ def _orders_give_in(tournament_id: int, requests: list[ClaimedOrder]) -> None:
             latest[army.pk] = prepared
             stored.append(prepared)
             lines.append(_order_log_line(tournament, prepared, actor))
-    if len(stored) == 1:  # alone, as most are outside a burst: a plain insert is cheaper
-        row_insert(stored[0])
-        row_insert(lines[0])
-    elif stored:
-        Order.objects.bulk_create(stored)
-        LogEntry.objects.bulk_create(lines)
     if stored:
+        rows_insert(stored)
+        rows_insert(lines)
         _orders_announce(tournament, frame, stored)
 
 
@@ -409,7 +408,7 @@ def order_swap_choice(*, player: Player, army_code: str, on_swap: str, now: date
     tournament = tournament_lock(player.tournament_id)
     if player.role != Player.Role.DAIMYO:
         raise refusal(_("the Daimyo decides where a swap battle is fought"), "forbidden")
-    if on_swap not in Order.OnSwap.values:
+    if on_swap not in _ON_SWAP:
         raise refusal(_('on_swap: "stay" or "advance"'))
     army = Army.objects.filter(campaign=tournament.campaign, code=army_code).first()
     if army is None or army.clan != player.clan:

@@ -17,7 +17,7 @@ from referees import services
 from referees.kernel import tournament_lock, tournament_lock_light
 from referees.models import LogEntry
 from referees.services import Actor
-from referees.statements import row_insert
+from referees.statements import row_insert, rows_insert
 from strategic_map.models import Army, Order, Turn
 from tests.event_capture import IN_MEMORY_LAYERS
 from tests.referees.conftest import Game
@@ -117,6 +117,40 @@ def test_row_insert_of_a_saved_object_updates_it_rather_than_adding_a_row(game16
     row_insert(entry)
     assert LogEntry.objects.filter(tournament_id=game16.id, at=entry.at).count() == 1
     assert LogEntry.objects.get(pk=entry.pk).action == "order_withdrawn"
+
+
+def test_rows_insert_stores_a_batch_in_one_statement_as_save_stores_each(game16: Game) -> None:
+    by_save = [log_entry(game16, f"order_given_{n}") for n in range(5)]
+    for entry in by_save:
+        entry.save()
+    by_insert = [log_entry(game16, f"order_given_{n}") for n in range(5)]
+    for saved, entry in zip(by_save, by_insert, strict=True):
+        entry.at = saved.at
+    with CaptureQueriesContext(connection) as queries:
+        rows_insert(by_insert)
+    assert len(queries.captured_queries) == 1, queries.captured_queries
+    keys = [entry.pk for entry in by_insert]
+    assert None not in keys and len(set(keys)) == 5
+    assert not set(keys) & {entry.pk for entry in by_save}
+    for saved, entry in zip(by_save, by_insert, strict=True):
+        # Each object got its own row's key: the row holds that object's values.
+        assert stored(LogEntry, entry.pk) == stored(LogEntry, saved.pk)
+        assert not entry._state.adding and entry._state.db == "default"
+
+
+def test_rows_insert_with_save_receivers_saves_each_and_every_receiver_hears_it(
+    game16: Game, receivers_of_log_entries: list[bool]
+) -> None:
+    entries = [log_entry(game16, "order_given") for _ in range(3)]
+    rows_insert(entries)
+    assert receivers_of_log_entries == [True, True, True]
+    assert LogEntry.objects.filter(pk__in=[entry.pk for entry in entries]).count() == 3
+
+
+def test_rows_insert_of_nothing_runs_no_statement() -> None:
+    with CaptureQueriesContext(connection) as queries:
+        rows_insert([])
+    assert queries.captured_queries == []
 
 
 def test_the_light_lock_reads_the_clock_and_versions_as_the_full_lock(game16: Game) -> None:
