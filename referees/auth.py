@@ -80,6 +80,15 @@ class BearerAuth(HttpBearer):
         super().__init__()
         self.claims = claims
 
+    def __call__(self, request: HttpRequest) -> Caller | None:
+        # HttpBearer's own, but reading the one header from META: ``request.headers`` builds
+        # a mapping of every header first, a tenth of an order's API work in a burst.
+        value = request.META.get("HTTP_AUTHORIZATION", "")
+        scheme, _space, token = value.partition(" ")
+        if not value or scheme.lower() != self.openapi_scheme:
+            return None
+        return self.authenticate(request, token)
+
     def authenticate(self, request: HttpRequest, token: str) -> Caller | None:
         token = token.strip()
         if token_is_judge_key(token):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.conf import settings
 from django.core.cache import cache
@@ -78,7 +79,13 @@ class RateLimited(Exception):
 def rate_for(scope: str) -> Rate | None:
     configured = getattr(settings, "SL5R_RATE_LIMITS", None) or {}
     text = configured.get(scope, DEFAULT_RATES.get(scope))
-    return Rate.parse(text) if text else None
+    return _rate_parsed(text) if text else None
+
+
+@lru_cache(maxsize=64)
+def _rate_parsed(text: str) -> Rate:
+    # Read on every counted request (an order): parsed once per text, not per request.
+    return Rate.parse(text)
 
 
 # What the Redis cache raises when Redis is down or hangs (its timeouts are in settings).

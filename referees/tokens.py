@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from functools import lru_cache
 
+from django.conf import settings
 from django.core import signing
 
 from referees.models import Player
@@ -33,9 +35,21 @@ class PlayerClaim:
 
 
 def token_claim(token: str) -> PlayerClaim | None:
-    """The claim a join token makes, or None when it is forged; nothing is read."""
+    """The claim a join token makes, or None when it is forged; nothing is read.
+
+    Every order of a General checks the same token's signature again: the answer is kept
+    for the keys it was checked with. A signature's validity is all that is kept; whether
+    the link still stands (revoked, replaced) is read by the caller each time.
+    """
+    return _token_claim(token, settings.SECRET_KEY, tuple(settings.SECRET_KEY_FALLBACKS))
+
+
+@lru_cache(maxsize=1024)
+def _token_claim(token: str, key: str, fallbacks: tuple[str, ...]) -> PlayerClaim | None:
     try:
-        value = signing.Signer(salt=TOKEN_SALT).unsign(token)
+        value = signing.Signer(key=key, fallback_keys=list(fallbacks), salt=TOKEN_SALT).unsign(
+            token
+        )
     except signing.BadSignature:
         return None
     pk, _sep, nonce = value.partition(":")

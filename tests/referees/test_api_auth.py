@@ -76,6 +76,20 @@ def test_revoked_link_bearer_is_401_and_nothing_is_stored(
     assert not Order.objects.exists()
 
 
+def test_the_bearer_scheme_is_read_in_any_case_and_another_scheme_is_no_token(
+    api: Api, game16: Game
+) -> None:
+    token = game16.token(game16.player("crab"))
+    for scheme in ("Bearer", "bearer", "BEARER"):
+        headers = {"Authorization": f"{scheme} {token}"}
+        assert api.put(mine(game16), HOLD, headers=headers).status_code == 200, scheme
+    # Basic credentials are not a join token: the request has none, and is refused so.
+    response = api.put(mine(game16), HOLD, headers={"Authorization": f"Basic {token}"})
+    assert_error(response, 401)
+    response = api.put(mine(game16), HOLD, headers={"Authorization": "Bearer"})
+    assert_error(response, 401, "bad_token")
+
+
 def test_revoking_logs_a_joined_device_out(client: Client, game16: Game) -> None:
     """The session keeps the link's nonce: once revoked, the device is nobody."""
     general = game16.player("crab")
