@@ -168,12 +168,15 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # Enough threads that the orders of a burst are in hand together: they are then stored
 # together, one transaction for those waiting (referees/services/orders.py, group commit),
 # which measured ×1.7 faster on SQLite with 8 threads than with 1, and ×2.5 on PostgreSQL
-# with 16 than with 4 (benchmarks/README.md, order_burst.py of 2026-12-02). Orders waiting
-# for their batch hold no database connection.
+# with 16 than with 4 (benchmarks/README.md, order_burst.py of 2026-12-02). On SQLite one
+# thread for each of the 48 Generals R1 allows: with 8, all 8 waited on one batch while
+# the rest of the burst queued for a thread, and a burst's p99 was ×1.2-1.4 longer
+# (2026-12-03); the 40 more threads cost 24 MB. On PostgreSQL each thread keeps a
+# connection, and two processes of 48 would use up the server's default 100.
 SL5R_HTTP_THREADS = env_int(
     _env,
     "SL5R_HTTP_THREADS",
-    default=8 if DATABASES["default"]["ENGINE"] == "sl5r.serving.sqlite" else 16,
+    default=48 if DATABASES["default"]["ENGINE"] == "sl5r.serving.sqlite" else 16,
 )
 if SL5R_HTTP_THREADS < 1:
     raise ImproperlyConfigured(f"SL5R_HTTP_THREADS: at least 1, got {SL5R_HTTP_THREADS}")
