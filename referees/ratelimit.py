@@ -18,7 +18,9 @@ import logging
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
+import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
@@ -88,6 +90,35 @@ def _rate_parsed(text: str) -> Rate:
     return Rate.parse(text)
 
 
+# Django's RedisCache counts with EXISTS then INCRBY: two round trips for every order, each
+# a wait for the GIL again in a burst. Where the cache is Redis, the limiter talks to the
+# same server with redis-py (what the cache uses underneath), keys made by the cache.
+_REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
+# The cache's own options, which redis-py does not take.
+_CACHE_ONLY_OPTIONS = frozenset({"pool_class", "parser_class", "serializer"})
+_REDIS_CLIENTS: dict[tuple[str, str], redis.Redis] = {}
+
+
+def _redis_client() -> redis.Redis | None:
+    """A client of the Redis server the default cache writes to, or None for another cache."""
+    config: dict[str, Any] = dict(settings.CACHES.get("default", {}))
+    if config.get("BACKEND") != _REDIS_CACHE:
+        return None
+    location = config["LOCATION"]
+    # Several servers: the cache writes to the first (the others are read replicas).
+    url = str((location.split(",") if isinstance(location, str) else list(location))[0]).strip()
+    options = {
+        name: value
+        for name, value in (config.get("OPTIONS") or {}).items()
+        if name not in _CACHE_ONLY_OPTIONS
+    }
+    key = (url, repr(sorted(options.items())))
+    client = _REDIS_CLIENTS.get(key)
+    if client is None:
+        client = _REDIS_CLIENTS[key] = redis.Redis.from_url(url, **options)
+    return client
+
+
 # What the Redis cache raises when Redis is down or hangs (its timeouts are in settings).
 CACHE_DOWN = (RedisError, OSError)
 
@@ -116,7 +147,15 @@ def rate_hit(scope: str, key: str) -> int:
     window, _ = _window(rate, time.time())
     cache_key = _cache_key(scope, key, window)
     timeout = rate.seconds + 1
+    client = _redis_client()
     try:
+        if client is not None:
+            # One round trip: the window made with its expiry if it is new, then counted.
+            # The key and the stored integer are the cache's own, so rate_check reads them.
+            with client.pipeline(transaction=False) as pipe:
+                pipe.set(cache.make_key(cache_key), 0, ex=timeout, nx=True)
+                pipe.incr(cache.make_key(cache_key))
+                return int(pipe.execute()[1])
         # Counting into an existing window is the common case: one incr (two round trips
         # on Redis), not add-then-incr (three). The window starts with the first add only.
         try:

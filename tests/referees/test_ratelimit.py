@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+import redis
 from django.test import override_settings
 
 from referees.ratelimit import RateLimited, rate_check, rate_hit, rate_limit
@@ -44,3 +47,75 @@ def test_past_the_limit_a_request_is_refused_with_the_wait() -> None:
         rate_limit("orders", "player:7")
 
     assert refused.value.retry_after > 0
+
+
+def _redis_cache_config(url: str) -> dict[str, Any]:
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "sl5r-test-rl",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+
+
+@pytest.fixture
+def redis_cache(redis_url: str) -> Iterator[redis.Redis]:
+    """The limiter counting in a real Redis cache (the tests' database, emptied around)."""
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    with override_settings(CACHES=_redis_cache_config(redis_url)):
+        yield client
+    client.flushdb()
+
+
+@pytest.fixture
+def sends(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every write redis-py makes to a Redis socket: one a round trip."""
+    sent: list[bytes] = []
+    send = redis.connection.AbstractConnection.send_packed_command
+
+    def counted(
+        self: redis.connection.AbstractConnection, command: Any, *args: Any, **kwargs: Any
+    ) -> None:
+        sent.append(command)
+        send(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counted)
+    return sent
+
+
+@override_settings(SL5R_RATE_LIMITS={"orders": "3/min"})
+def test_on_redis_an_order_is_counted_in_one_round_trip_and_refused_past_the_limit(
+    redis_cache: redis.Redis, sends: list[bytes], rate_window_still: None
+) -> None:
+    """Django's RedisCache counts with two round trips (EXISTS, then INCRBY); the limiter
+    sends its two commands (SET NX EX, INCR) together, the window expiring with the rate."""
+    rate_hit("orders", "player:4")  # the connection opened (its handshake is not counted)
+    counts = []
+    for _ in range(3):
+        before = len(sends)
+        counts.append(rate_hit("orders", "player:5"))
+        assert len(sends) - before == 1, "one write to Redis a count"
+
+    assert counts == [1, 2, 3]
+    (key,) = redis_cache.keys("*player:5*")
+    assert 0 < redis_cache.ttl(key) <= 61
+    with pytest.raises(RateLimited, match="at most 3 a minute"):
+        rate_limit("orders", "player:5")
+    with pytest.raises(RateLimited):
+        rate_check("orders", "player:5")  # the cache reads the limiter's count
+
+
+@override_settings(SL5R_RATE_LIMITS={"orders": "2/min"})
+def test_on_redis_each_player_has_his_own_window(
+    redis_cache: redis.Redis, rate_window_still: None
+) -> None:
+    rate_limit("orders", "player:1")
+    rate_limit("orders", "player:1")
+    rate_limit("orders", "player:2")
+
+    with pytest.raises(RateLimited):
+        rate_limit("orders", "player:1")
+    rate_limit("orders", "player:2")
