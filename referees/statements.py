@@ -13,15 +13,28 @@ in the profile of 2026-12-03, benchmarks/README.md).
 
 A model with ``pre_save``/``post_save`` receivers, or a field that needs its own
 placeholder, is saved by ``save()`` instead: nothing a signal or a field expects is skipped.
+
+On PostgreSQL the writes of an order need no answer until the transaction ends, yet each
+waited for one: five round trips to the server where the one-INSERT view makes one
+(benchmarks/order_cost.py, 2026-12-04). Inside ``statements_pipelined`` they are sent
+without waiting, in psycopg's pipeline mode, and their answers (the new rows' keys, any
+error) are read together as the block ends; elsewhere, and on SQLite, the block changes
+nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
+import psycopg
 from django.db import connections, router
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.postgresql.psycopg_any import is_psycopg3
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Field, Model
 from django.db.models.signals import post_save, pre_save
 
@@ -142,16 +155,43 @@ def _insert_run(
     meta = type(instances[0])._meta
     pk = meta.pk
     assert pk is not None and pk.column is not None  # _insert_for builds no SQL without them
+    pending = _pending_for(using)
+    if pending is not None and insert.returning:
+        # Pipelined: the keys are read, and the rows marked saved, as the block ends.
+        cursor = connection.cursor()
+        cursor.execute(insert.sql_for(len(instances)), values)
+        pending.append(lambda: _keys_set(connection, cursor, instances, using))
+        return
     with connection.cursor() as cursor:
         cursor.execute(insert.sql_for(len(instances)), values)
         if insert.returning:
-            # One key a row, in the order of VALUES: what bulk_create relies on too.
-            keys = [row[0] for row in cursor.fetchall()]
-        elif pk in insert.fields:
+            _keys_set(connection, cursor, instances, using)
+            return
+        if pk in insert.fields:
             keys = [pk.pre_save(instance, True) for instance in instances]
         else:
             assert len(instances) == 1, "the last insert id names one row"
             keys = [connection.ops.last_insert_id(cursor, meta.db_table, pk.column)]
+    _keys_give(connection, instances, keys, using)
+
+
+def _keys_set(
+    connection: BaseDatabaseWrapper, cursor: CursorWrapper, instances: Sequence[Model], using: str
+) -> None:
+    """The keys an INSERT … RETURNING gave, set on its rows; the cursor closed."""
+    try:
+        # One key a row, in the order of VALUES: what bulk_create relies on too.
+        keys = [row[0] for row in cursor.fetchall()]
+    finally:
+        cursor.close()
+    _keys_give(connection, instances, keys, using)
+
+
+def _keys_give(
+    connection: BaseDatabaseWrapper, instances: Sequence[Model], keys: list[object], using: str
+) -> None:
+    pk = type(instances[0])._meta.pk
+    assert pk is not None
     assert len(keys) == len(instances), (len(keys), len(instances))
     converters = pk.get_db_converters(connection)
     for instance, key in zip(instances, keys, strict=True):
@@ -161,3 +201,69 @@ def _insert_run(
             setattr(instance, pk.attname, key)
         instance._state.adding = False
         instance._state.db = using
+
+
+def statement_run(sql: str, params: Sequence[Any], *, using: str) -> None:
+    """Run a write whose answer nobody reads (an UPDATE): inside ``statements_pipelined``
+    it is sent without waiting, and its error, if any, raised as the block ends."""
+    connection = connections[using]
+    pending = _pending_for(using)
+    if pending is None:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+        return
+    cursor = connection.cursor()
+    cursor.execute(sql, params)
+    pending.append(cursor.close)
+
+
+# What each database alias in a pipelined block still has to read once it ends.
+_PENDING: ContextVar[dict[str, list[Callable[[], None]]] | None] = ContextVar(
+    "sl5r_statements_pending", default=None
+)
+
+
+def _pending_for(using: str) -> list[Callable[[], None]] | None:
+    pending = _PENDING.get()
+    return None if pending is None else pending.get(using)
+
+
+def statements_pipelined_supported(using: str) -> bool:
+    """Whether ``statements_pipelined`` sends ahead on this database: PostgreSQL through
+    psycopg 3 with a libpq that has pipeline mode (14 and later)."""
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        return False
+    return is_psycopg3 and bool(psycopg.Pipeline.is_supported())
+
+
+@contextmanager
+def statements_pipelined(*, using: str) -> Iterator[None]:
+    """Within the block, ``rows_insert`` and ``statement_run`` send their statements
+    without waiting for the server's answers; the block's end waits once for all of them,
+    sets the new rows' keys and raises the first error as Django's own (an
+    ``IntegrityError``, an ``OperationalError`` for a database gone). A query whose rows
+    are read inside the block (a SELECT) still gets them at once: reading sends what waits.
+
+    Where ``statements_pipelined_supported`` is false the block runs as it would without
+    it. Only what the block's own code runs is pipelined: a statement whose effect is read
+    by count, as ``QuerySet.update()`` returns, does not belong inside.
+    """
+    pending_now = _PENDING.get()
+    if (pending_now is not None and using in pending_now) or not statements_pipelined_supported(
+        using
+    ):
+        yield
+        return
+    connection = connections[using]
+    connection.ensure_connection()
+    pending: list[Callable[[], None]] = []
+    token = _PENDING.set({**(pending_now or {}), using: pending})
+    try:
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            yield
+        # The pipeline has synced: every statement's answer is in its cursor.
+        for finish in pending:
+            finish()
+    finally:
+        _PENDING.reset(token)

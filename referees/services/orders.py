@@ -22,6 +22,7 @@ from referees.kernel import (
     tournament_lock,
     tournament_lock_light,
     unit_of_work,
+    unit_writes_pipelined,
 )
 from referees.models import LogEntry, Player, Tournament
 from referees.services.order_frame import Frame, Seat, order_frame
@@ -169,6 +170,9 @@ def _order_for(
     )
     if repeat:
         return prepared
+    # Everything is read and checked: the three writes wait for no answer (R4's order
+    # is stored, or nothing is, as the unit commits).
+    unit_writes_pipelined()
     row_insert(prepared)
     row_insert(_order_log_line(tournament, prepared, actor))
     _orders_announce(tournament, frame, [prepared])
@@ -282,6 +286,7 @@ def _orders_give_in(tournament_id: int, requests: list[ClaimedOrder]) -> None:
             stored.append(prepared)
             lines.append(_order_log_line(tournament, prepared, actor))
     if stored:
+        unit_writes_pipelined()
         rows_insert(stored)
         rows_insert(lines)
         _orders_announce(tournament, frame, stored)

@@ -8,16 +8,27 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from referees import services
-from referees.kernel import tournament_lock, tournament_lock_light
+from referees.kernel import (
+    TournamentError,
+    tournament_lock,
+    tournament_lock_light,
+    unit_of_work,
+    unit_writes_pipelined,
+)
 from referees.models import LogEntry
 from referees.services import Actor
-from referees.statements import row_insert, rows_insert
+from referees.statements import (
+    row_insert,
+    rows_insert,
+    statement_run,
+    statements_pipelined_supported,
+)
 from strategic_map.models import Army, Order, Turn
 from tests.event_capture import IN_MEMORY_LAYERS
 from tests.referees.conftest import Game
@@ -174,3 +185,108 @@ def test_the_light_lock_reads_a_running_deadline_as_an_aware_time(game16: Game) 
         light = tournament_lock_light(game16.id)
     assert light.deadline is not None and timezone.is_aware(light.deadline)
     assert light.deadline == full.deadline and light.paused_remaining is None
+
+
+# --- Pipelined writes: sent without waiting on PostgreSQL, answered as the unit ends --------
+
+
+def test_pipelined_writes_get_their_keys_and_rows_as_the_unit_ends(game16: Game) -> None:
+    by_save = log_entry(game16, "order_given")
+    by_save.save()
+    entries = [log_entry(game16, "order_given"), log_entry(game16, "order_given")]
+    single = log_entry(game16, "order_withdrawn")
+    for entry in [*entries, single]:
+        entry.at = by_save.at
+    with unit_of_work():
+        unit_writes_pipelined()
+        rows_insert(entries)
+        row_insert(single)
+        statement_run(
+            "UPDATE referees_logentry SET action = %s WHERE id = %s",
+            ["order_updated", by_save.pk],
+            using="default",
+        )
+        # On PostgreSQL nothing has waited for an answer yet: no key is known.
+        waited = [entry.pk is not None for entry in [*entries, single]]
+    if connection.vendor == "postgresql":
+        assert statements_pipelined_supported("default"), "psycopg 3 with pipeline mode"
+    assert waited == [not statements_pipelined_supported("default")] * 3
+    keys = [entry.pk for entry in [*entries, single]]
+    assert None not in keys and len(set(keys)) == 3
+    for entry in entries:
+        assert stored(LogEntry, entry.pk) == stored(LogEntry, by_save.pk) | {
+            "action": "order_given"
+        }
+        assert not entry._state.adding and entry._state.db == "default"
+    assert LogEntry.objects.get(pk=single.pk).action == "order_withdrawn"
+    assert LogEntry.objects.get(pk=by_save.pk).action == "order_updated"
+
+
+def test_a_pipelined_unit_reads_its_own_writes_at_once(game16: Game) -> None:
+    entry = log_entry(game16, "order_pipelined")
+    with unit_of_work():
+        unit_writes_pipelined()
+        row_insert(entry)
+        # A read sends what waits, then answers: the row is there.
+        assert LogEntry.objects.filter(action="order_pipelined").count() == 1
+    assert entry.pk is not None
+
+
+def test_a_pipelined_write_that_fails_raises_djangos_error_and_stores_nothing_of_the_unit(
+    game16: Game,
+) -> None:
+    good = log_entry(game16, "order_kept_back")
+    bad = log_entry(game16, "order_bad")
+    bad.actor = None  # type: ignore[assignment]  # NOT NULL: the database refuses the row
+    with pytest.raises(IntegrityError), unit_of_work():
+        unit_writes_pipelined()
+        row_insert(good)
+        row_insert(bad)
+    assert not LogEntry.objects.filter(action__in=["order_kept_back", "order_bad"]).exists()
+
+
+def test_a_unit_refused_after_its_pipelined_writes_stores_nothing_and_the_connection_serves_on(
+    game16: Game,
+) -> None:
+    entry = log_entry(game16, "order_refused_later")
+    with pytest.raises(TournamentError), unit_of_work():
+        unit_writes_pipelined()
+        row_insert(entry)
+        raise TournamentError("refused after the write")
+    assert not LogEntry.objects.filter(action="order_refused_later").exists()
+    again = log_entry(game16, "order_after")
+    row_insert(again)
+    assert LogEntry.objects.filter(pk=again.pk).exists()
+
+
+# The operation's own transaction (as a request runs it, not inside a test's): the writes go
+# with the COMMIT, and the keys are set before any later commit hook runs.
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pipelined_writes_commit_with_their_keys_set_before_the_units_hooks(game16: Game) -> None:
+    entry = log_entry(game16, "order_committed")
+    seen: list[int | None] = []
+    with unit_of_work():
+        unit_writes_pipelined()
+        row_insert(entry)
+        transaction.on_commit(lambda: seen.append(entry.pk))
+    assert seen == [entry.pk] and entry.pk is not None
+    assert stored(LogEntry, entry.pk)["action"] == "order_committed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_pipelined_write_that_fails_fails_the_commit_and_stores_nothing(game16: Game) -> None:
+    good = log_entry(game16, "order_kept_back")
+    bad = log_entry(game16, "order_bad")
+    bad.actor = None  # type: ignore[assignment]
+    hooks: list[str] = []
+    with pytest.raises(IntegrityError), unit_of_work():
+        unit_writes_pipelined()
+        row_insert(good)
+        row_insert(bad)
+        transaction.on_commit(lambda: hooks.append("ran"))
+    assert hooks == []
+    assert not LogEntry.objects.filter(action__in=["order_kept_back", "order_bad"]).exists()
+    row_insert(log_entry(game16, "order_after"))  # the connection serves on
+    assert LogEntry.objects.filter(action="order_after").count() == 1
