@@ -49,12 +49,15 @@ def test_past_the_limit_a_request_is_refused_with_the_wait() -> None:
     assert refused.value.retry_after > 0
 
 
+PREFIX = "sl5r-test-rl"
+
+
 def _redis_cache_config(url: str) -> dict[str, Any]:
     return {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": url,
-            "KEY_PREFIX": "sl5r-test-rl",
+            "KEY_PREFIX": PREFIX,
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
@@ -62,12 +65,16 @@ def _redis_cache_config(url: str) -> dict[str, Any]:
 
 @pytest.fixture
 def redis_cache(redis_url: str) -> Iterator[redis.Redis]:
-    """The limiter counting in a real Redis cache (the tests' database, emptied around)."""
+    """The limiter counting in a real Redis cache (the tests' database; its keys, under the
+    cache's prefix, deleted before and after: other tests share the database)."""
     client = redis.Redis.from_url(redis_url)
-    client.flushdb()
+    for key in client.scan_iter(f"{PREFIX}:*"):
+        client.delete(key)
     with override_settings(CACHES=_redis_cache_config(redis_url)):
         yield client
-    client.flushdb()
+    for key in client.scan_iter(f"{PREFIX}:*"):
+        client.delete(key)
+    client.close()
 
 
 @pytest.fixture
@@ -100,7 +107,7 @@ def test_on_redis_an_order_is_counted_in_one_round_trip_and_refused_past_the_lim
         assert len(sends) - before == 1, "one write to Redis a count"
 
     assert counts == [1, 2, 3]
-    (key,) = redis_cache.keys("*player:5*")
+    (key,) = redis_cache.keys(f"{PREFIX}:*player:5*")
     assert 0 < redis_cache.ttl(key) <= 61
     with pytest.raises(RateLimited, match="at most 3 a minute"):
         rate_limit("orders", "player:5")
