@@ -184,7 +184,9 @@ class Unit:
     changes: dict[int, Change] = field(default_factory=dict)
     saved_tournaments: set[int] = field(default_factory=set)
     saved_campaigns: set[int] = field(default_factory=set)
-    # What ``unit_writes_pipelined`` opened: closed by the first hook after the commit.
+    # What ``unit_writes_pipelined`` opened. Closing it reads the pipelined writes' answers
+    # (the new rows' keys) and leaves pipeline mode: the first hook after the COMMIT, which
+    # waited for them; before a savepoint ends; and, failing both, as the unit ends.
     pipeline: ExitStack = field(default_factory=ExitStack)
     pipelined: bool = False
 
@@ -201,11 +203,6 @@ class Unit:
             self.saved_campaigns.discard(change.campaign_id)
             _campaign_version_write(change.campaign_id, change.version, frame=frame)
         frame_version_bump(tournaments=self.saved_tournaments, campaigns=self.saved_campaigns)
-
-    def pipeline_close(self) -> None:
-        """The pipelined writes' answers read (the new rows' keys set) and the connection
-        out of pipeline mode: the first thing after the commit, which waited for them."""
-        self.pipeline.close()
 
 
 def _campaign_version_write(campaign_id: int, version: int, *, frame: bool) -> None:
@@ -248,7 +245,7 @@ def unit_of_work() -> Iterator[None]:
             yield
             unit.versions_write()
             if not outermost:
-                unit.pipeline_close()
+                unit.pipeline.close()
             for change in unit.changes.values():
                 transaction.on_commit(change.send)
                 reasons = [kind for kind in change.kinds if kind in BACKUP_KINDS]
@@ -275,7 +272,7 @@ def unit_writes_pipelined() -> None:
         return
     unit.pipelined = True
     unit.pipeline.enter_context(statements_pipelined(using=router.db_for_write(Campaign)))
-    transaction.on_commit(unit.pipeline_close)
+    transaction.on_commit(unit.pipeline.close)
 
 
 def announce(tournament: Tournament, kind: str, **data: Any) -> None:

@@ -23,6 +23,8 @@ from typing import Any
 import redis
 from django.conf import settings
 from django.core.cache import cache
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest
 from redis.exceptions import RedisError
 
@@ -96,11 +98,12 @@ def _rate_parsed(text: str) -> Rate:
 _REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
 # The cache's own options, which redis-py does not take.
 _CACHE_ONLY_OPTIONS = frozenset({"pool_class", "parser_class", "serializer"})
-_REDIS_CLIENTS: dict[tuple[str, str], redis.Redis] = {}
 
 
+@lru_cache(maxsize=1)
 def _redis_client() -> redis.Redis | None:
-    """A client of the Redis server the default cache writes to, or None for another cache."""
+    """A client of the Redis server the default cache writes to, or None for another cache.
+    Made once, not per order; forgotten when ``CACHES`` changes (``_caches_changed``)."""
     config: dict[str, Any] = dict(settings.CACHES.get("default", {}))
     if config.get("BACKEND") != _REDIS_CACHE:
         return None
@@ -112,11 +115,14 @@ def _redis_client() -> redis.Redis | None:
         for name, value in (config.get("OPTIONS") or {}).items()
         if name not in _CACHE_ONLY_OPTIONS
     }
-    key = (url, repr(sorted(options.items())))
-    client = _REDIS_CLIENTS.get(key)
-    if client is None:
-        client = _REDIS_CLIENTS[key] = redis.Redis.from_url(url, **options)
-    return client
+    return redis.Redis.from_url(url, **options)
+
+
+@receiver(setting_changed)
+def _caches_changed(*, setting: str, **_kwargs: Any) -> None:
+    # Django's own caches are made anew on this signal (tests' override_settings).
+    if setting == "CACHES":
+        _redis_client.cache_clear()
 
 
 # What the Redis cache raises when Redis is down or hangs (its timeouts are in settings).
@@ -152,9 +158,10 @@ def rate_hit(scope: str, key: str) -> int:
         if client is not None:
             # One round trip: the window made with its expiry if it is new, then counted.
             # The key and the stored integer are the cache's own, so rate_check reads them.
+            stored_key = cache.make_key(cache_key)
             with client.pipeline(transaction=False) as pipe:
-                pipe.set(cache.make_key(cache_key), 0, ex=timeout, nx=True)
-                pipe.incr(cache.make_key(cache_key))
+                pipe.set(stored_key, 0, ex=timeout, nx=True)
+                pipe.incr(stored_key)
                 return int(pipe.execute()[1])
         # Counting into an existing window is the common case: one incr (two round trips
         # on Redis), not add-then-incr (three). The window starts with the first add only.

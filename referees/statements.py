@@ -155,18 +155,20 @@ def _insert_run(
     meta = type(instances[0])._meta
     pk = meta.pk
     assert pk is not None and pk.column is not None  # _insert_for builds no SQL without them
-    pending = _pending_for(using)
-    if pending is not None and insert.returning:
-        # Pipelined: the keys are read, and the rows marked saved, as the block ends.
-        cursor = connection.cursor()
-        cursor.execute(insert.sql_for(len(instances)), values)
-        pending.append(lambda: _keys_set(connection, cursor, instances, using))
+    sql = insert.sql_for(len(instances))
+    if insert.returning:
+        # One key a row, in the order of VALUES: what bulk_create relies on too.
+        statement_run(
+            sql,
+            values,
+            using=using,
+            then=lambda cursor: _keys_give(
+                connection, instances, [row[0] for row in cursor.fetchall()], using
+            ),
+        )
         return
     with connection.cursor() as cursor:
-        cursor.execute(insert.sql_for(len(instances)), values)
-        if insert.returning:
-            _keys_set(connection, cursor, instances, using)
-            return
+        cursor.execute(sql, values)
         if pk in insert.fields:
             keys = [pk.pre_save(instance, True) for instance in instances]
         else:
@@ -175,21 +177,10 @@ def _insert_run(
     _keys_give(connection, instances, keys, using)
 
 
-def _keys_set(
-    connection: BaseDatabaseWrapper, cursor: CursorWrapper, instances: Sequence[Model], using: str
-) -> None:
-    """The keys an INSERT … RETURNING gave, set on its rows; the cursor closed."""
-    try:
-        # One key a row, in the order of VALUES: what bulk_create relies on too.
-        keys = [row[0] for row in cursor.fetchall()]
-    finally:
-        cursor.close()
-    _keys_give(connection, instances, keys, using)
-
-
 def _keys_give(
     connection: BaseDatabaseWrapper, instances: Sequence[Model], keys: list[object], using: str
 ) -> None:
+    """The new rows' keys set on their objects, which are then saved ones."""
     pk = type(instances[0])._meta.pk
     assert pk is not None
     assert len(keys) == len(instances), (len(keys), len(instances))
@@ -203,18 +194,33 @@ def _keys_give(
         instance._state.db = using
 
 
-def statement_run(sql: str, params: Sequence[Any], *, using: str) -> None:
-    """Run a write whose answer nobody reads (an UPDATE): inside ``statements_pipelined``
-    it is sent without waiting, and its error, if any, raised as the block ends."""
+def statement_run(
+    sql: str,
+    params: Sequence[Any],
+    *,
+    using: str,
+    then: Callable[[CursorWrapper], None] | None = None,
+) -> None:
+    """Run ``sql``, then ``then(cursor)`` to read its answer (an INSERT's keys), if any.
+    Inside ``statements_pipelined`` the statement is sent without waiting, and its answer
+    read, or its error raised, as the block ends."""
     connection = connections[using]
     pending = _pending_for(using)
     if pending is None:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
+            if then is not None:
+                then(cursor)
         return
-    cursor = connection.cursor()
-    cursor.execute(sql, params)
-    pending.append(cursor.close)
+    sent = connection.cursor()
+    sent.execute(sql, params)
+
+    def finish() -> None:
+        with sent:
+            if then is not None:
+                then(sent)
+
+    pending.append(finish)
 
 
 # What each database alias in a pipelined block still has to read once it ends.

@@ -127,18 +127,17 @@ def test_orders_keep_the_frame_and_every_other_change_renews_it(game16: Game) ->
     assert frame_version(game16) == before + 1
 
 
-def test_r4_an_order_stored_by_another_process_is_seen_by_the_next_repeat_check(
-    game16: Game, django_capture_on_commit_callbacks: OnCommitCapture
+def another_process_stores_the_move_then_it_comes_here(
+    game: Game, commit: Callable[[Callable[[], Any]], Any]
 ) -> None:
-    """Another server process stores crab-1's move (and moves the version on); the same
-    move arriving here is the same order again, not a second one."""
-    general = game16.player("crab")
-    move = OrderInput("move", ("shinomen-mori",))
-    committed(
-        django_capture_on_commit_callbacks,
+    """Lion's General holds (committed here: this process's frame knows the turn's orders);
+    another server process stores crab-1's move and moves the version on; the same move
+    then arrives here."""
+    general = game.player("crab")
+    commit(
         lambda: services.order_give(
-            player=game16.player("lion"), order=OrderInput("hold"), now=timezone.now()
-        ),
+            player=game.player("lion"), order=OrderInput("hold"), now=timezone.now()
+        )
     )
     turn = Order.objects.get().turn
     with transaction.atomic():  # what the other process wrote, as order_give writes it
@@ -150,11 +149,37 @@ def test_r4_an_order_stored_by_another_process_is_seen_by_the_next_repeat_check(
             created_at=timezone.now(),
             author=f"general {general.name} (crab)",
         )
-        Campaign.objects.filter(tournament=game16.id).update(version=F("version") + 1)
+        Campaign.objects.filter(tournament=game.id).update(version=F("version") + 1)
+    commit(
+        lambda: services.order_give(
+            player=general, order=OrderInput("move", ("shinomen-mori",)), now=timezone.now()
+        )
+    )
 
-    services.order_give(player=general, order=move, now=timezone.now())
 
-    assert Order.objects.filter(army=general.army).count() == 1
+def test_r4_an_order_stored_by_another_process_is_seen_by_the_next_repeat_check(
+    game16: Game, django_capture_on_commit_callbacks: OnCommitCapture
+) -> None:
+    """The same move arriving here is the same order again, not a second one."""
+    another_process_stores_the_move_then_it_comes_here(
+        game16, lambda operation: committed(django_capture_on_commit_callbacks, operation)
+    )
+
+    assert Order.objects.filter(army=game16.player("crab").army).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_r4_the_repeat_check_holds_when_each_order_commits_in_its_own_transaction(
+    game16: Game,
+) -> None:
+    """As a server runs them: on PostgreSQL the orders' writes go with their COMMIT and the
+    new rows' keys are set after it (referees/kernel.py, ``unit_writes_pipelined``); the
+    frame's orders, keys included, must still be exact for the next repeat check."""
+    another_process_stores_the_move_then_it_comes_here(game16, lambda operation: operation())
+
+    crab = game16.player("crab")
+    assert Order.objects.filter(army=crab.army).count() == 1
+    assert LogEntry.objects.filter(action="order_given").count() == 1  # Lion's alone
 
 
 def test_r4_orders_given_together_are_each_answered_and_stored_as_one_change(
