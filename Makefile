@@ -7,8 +7,21 @@ VENV ?= .venv
 # The second test pass runs the database tests on this PostgreSQL server (Django creates and
 # drops a `test_`-prefixed database next to the one named here).
 SL5R_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
-# What the PostgreSQL pass runs: the database tests, the fault tests and the cluster test.
+# What the PostgreSQL pass runs: the database tests, the fault tests and the cluster test,
+# less those marked one_database (each says why the database makes no difference to it).
 POSTGRES_TESTS := tests/referees tests/strategic_map tests/battles tests/abuse tests/faults tests/cluster
+# pytest-xdist workers in each pass (0: one process). The tests wait on servers, browsers and
+# databases much of the time, so more workers than cores keep the cores busy; the groups that
+# must share a worker are in tests/conftest.py, the figures in docs/development.md.
+TEST_WORKERS ?= 0
+XDIST = -n $(TEST_WORKERS) --dist loadgroup
+# `make check`, the inner loop: lint, then the rules engine, the board, the services and the
+# API, in-process (no served site, browser, Celery or cluster), in about two minutes.
+CHECK_TESTS := tests/rules tests/strategic_map tests/battles tests/referees tests/abuse \
+	tests/test_api_errors.py tests/test_architecture.py tests/test_translations.py
+CHECK_MARKERS := not slow and not browser
+# Where `make test` writes the time each stage took, and prints it at the end.
+STAGE_TIMES := artifacts/test-stages.txt
 
 # `make cluster` keeps its secret key, logs and cluster.json here; CLUSTER_ARGS adds options
 # (e.g. --no-demo, --asgi-ports 0,0, --concurrency 4).
@@ -22,7 +35,8 @@ PY := $(BIN)/python
 STAMP := $(VENV)/requirements.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run venue restore cluster cluster-stop haproxy test test-postgres lint fmt messages clean distclean
+.PHONY: help install migrate demo run venue restore cluster cluster-stop haproxy test stage \
+	test-sqlite test-postgres migrations-check check coverage lint fmt messages clean distclean
 
 help:
 	@echo "make run        create .venv, install, migrate, load the demo tournament, serve on :$(PORT)"
@@ -34,8 +48,11 @@ help:
 	@echo "                a Celery worker and one beat, kept by supervisord"
 	@echo "                (CLUSTER_DIR=$(CLUSTER_DIR), CLUSTER_ARGS=...; installs HAProxy as root)"
 	@echo "make cluster-stop  stop the cluster running in CLUSTER_DIR"
-	@echo "make test       ruff, ruff format --check, mypy, makemigrations --check, pytest,"
-	@echo "                then the database tests again on PostgreSQL (make test-postgres)"
+	@echo "make test       everything CI runs: lint, makemigrations --check, the whole suite on"
+	@echo "                SQLite (make test-sqlite), the database tests on PostgreSQL"
+	@echo "                (make test-postgres); prints the time each stage took"
+	@echo "make check      the inner loop: lint, the rules, services and API tests (~2 min)"
+	@echo "make coverage   both passes under coverage.py; the product code's figure"
 	@echo "make lint       ruff check, ruff format --check, mypy and the import contracts only"
 	@echo "make fmt        format and auto-fix with ruff"
 	@echo "make demo       migrate and load the demo tournament (prints the judge login, join links)"
@@ -103,10 +120,31 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint
+test: install
+	@mkdir -p $(dir $(STAGE_TIMES)); : > $(STAGE_TIMES)
+	@$(MAKE) --no-print-directory stage STAGE=lint
+	@$(MAKE) --no-print-directory stage STAGE=migrations-check
+	@$(MAKE) --no-print-directory stage STAGE=test-sqlite
+	@$(MAKE) --no-print-directory stage STAGE=test-postgres
+	@echo "make test: the time each stage took"; cat $(STAGE_TIMES)
+
+# One stage of `make test`, timed into STAGE_TIMES; a failed stage prints the times so far.
+stage:
+	@start=$$(date +%s); status=0; $(MAKE) --no-print-directory $(STAGE) || status=$$?; \
+	printf '%-17s %5d s%s\n' "$(STAGE)" "$$(( $$(date +%s) - start ))" \
+		"$$([ $$status -eq 0 ] || echo '  FAILED')" >> $(STAGE_TIMES); \
+	if [ $$status -ne 0 ]; then echo "make test: the time each stage took"; cat $(STAGE_TIMES); fi; \
+	exit $$status
+
+migrations-check: install
 	$(PY) manage.py makemigrations --check --dry-run
-	$(BIN)/pytest
-	@$(MAKE) --no-print-directory test-postgres
+
+# The whole suite on SQLite (a WAL file per worker), spread over TEST_WORKERS workers.
+test-sqlite: install
+	$(BIN)/pytest $(XDIST)
+
+check: lint
+	$(BIN)/pytest $(XDIST) -q $(CHECK_TESTS) -m '$(CHECK_MARKERS)'
 
 # The database tests again with PostgreSQL as Django's database (the pass above uses SQLite):
 # row locks, the racing clocks, a real Celery worker and beat. pytest-django never prompts;
@@ -120,9 +158,9 @@ test-postgres: install
 	status=$$?; \
 	if [ $$status -eq 3 ]; then echo "test-postgres: skipped (CI is not set)"; exit 0; fi; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
-	echo "DATABASE_URL=$(SL5R_TEST_POSTGRES_URL) pytest $(POSTGRES_TESTS)"; \
-	DATABASE_URL='$(SL5R_TEST_POSTGRES_URL)' $(BIN)/pytest $(POSTGRES_TESTS) \
-		-q --create-db
+	echo "DATABASE_URL=$(SL5R_TEST_POSTGRES_URL) pytest $(POSTGRES_TESTS) -m 'not one_database'"; \
+	DATABASE_URL='$(SL5R_TEST_POSTGRES_URL)' $(BIN)/pytest $(XDIST) $(POSTGRES_TESTS) \
+		-m 'not one_database' -q --create-db
 
 fmt: install
 	$(BIN)/ruff format .

@@ -320,7 +320,10 @@ CELERY_TIMEZONE = TIME_ZONE
 # --- Static files ------------------------------------------------------------------------
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic writes the hashed, compressed files a server with DEBUG off serves: an
+# operator may put them on another disk; each test worker has its own, so that two venues
+# started at once never rewrite each other's manifest.
+STATIC_ROOT = Path(_env.get("STATIC_ROOT", "").strip() or BASE_DIR / "staticfiles").resolve()
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # With DEBUG on, serve the source files through the finders and pick up edits at once.
 WHITENOISE_USE_FINDERS = DEBUG

@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from tests.service_checks import (
     POSTGRES_URL,
     REDIS_URL,
+    in_ci,
     postgres_problem,
     redis_problem,
     require_service,
@@ -26,6 +28,64 @@ if TYPE_CHECKING:
 # os.environ: pytest-django has read the settings (django.setup) before it imports this file,
 # so in this process the fixture below does it.
 os.environ["SL5R_ORDER_SETTLE_SECONDS"] = "0"
+# The venues, clusters and servers with DEBUG off that tests start run collectstatic; each
+# pytest-xdist worker gives them its own folder (kept between runs, so it is incremental), so
+# that two of them started at once on two workers never rewrite the same manifest.
+BASE_DIR = Path(__file__).resolve().parents[1]
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+os.environ["STATIC_ROOT"] = str(BASE_DIR / "var" / "test-static" / WORKER)
+
+# Hypothesis: in CI every run draws the same examples (derandomize) and replays nothing from a
+# local example database, so two runs of one commit test the same cases in the same time; a
+# developer's run keeps exploring new ones and remembers what failed. The number of examples
+# is each test's own and the same in both. HYPOTHESIS_PROFILE chooses one by hand.
+hypothesis_settings.register_profile(
+    "ci", derandomize=True, database=None, print_blob=True, deadline=None
+)
+hypothesis_settings.register_profile("dev", deadline=None)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if in_ci() else "dev")
+)
+
+
+# pytest-xdist (`make test` runs `--dist loadgroup`) sends each test to whichever worker is
+# free, except the tests of one xdist_group, which go to one worker together:
+# - "redis": every test on the shared Redis server. They use fixed database numbers
+#   (tests/service_checks.py, the Celery and cluster fixtures) and empty them, so two at once
+#   would empty each other's.
+# - the browser tests, one group: one served site and one Chromium for all of them (their
+#   fixtures are package-scoped), not one per worker.
+# - a module whose tests share a served site (tests/abuse's module-scoped ``served_site``).
+SHARED_REDIS_FIXTURE = "redis_url"
+MODULE_SERVER_FIXTURES = frozenset({"served_site"})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        one_database = item.get_closest_marker("one_database")
+        if one_database is not None and not _reason(one_database):
+            raise pytest.UsageError(
+                f"{item.nodeid}: one_database needs a sentence saying why the database makes "
+                'no difference to this test: @pytest.mark.one_database("...")'
+            )
+        names = getattr(item, "fixturenames", ())
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        if SHARED_REDIS_FIXTURE in names:
+            group = "redis"
+        elif item.nodeid.startswith("tests/browser/"):
+            group = "browser"
+        elif MODULE_SERVER_FIXTURES.intersection(names):
+            group = item.nodeid.split("::", 1)[0]
+        else:
+            continue
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _reason(mark: pytest.Mark) -> str:
+    reason = mark.args[0] if mark.args else mark.kwargs.get("reason", "")
+    return reason.strip() if isinstance(reason, str) else ""
 
 
 @pytest.fixture(autouse=True)

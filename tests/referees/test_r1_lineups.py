@@ -26,12 +26,6 @@ from tests.referees.conftest import Api, Game
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings: Any) -> None:
-    """The judge's account is made for each of some 300 tests: hash its password cheaply."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 A = "exclude_shadowlands"  # R1 (a)
 B = "smaller_clans"  # R1 (b)
 

@@ -20,11 +20,6 @@ from tests.referees.conftest import Api, Game
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def lines(text: str) -> list[roster.RosterLine]:
     return roster.roster_parse(text)
 

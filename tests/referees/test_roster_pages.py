@@ -23,11 +23,6 @@ from tests.referees.conftest import Game
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def add_url(game: Game) -> str:
     return reverse("referees:players_add", args=[game.id])
 
