@@ -242,9 +242,9 @@ def test_the_catalog_has_every_string_of_the_sources(tmp_path: Path, entries: li
         shutil.copytree(BASE / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
     command = [sys.executable, "manage.py", "makemessages", "-l", "ru", "--no-location"]
     command += [f"--ignore={path}" for path in MAKEMESSAGES_IGNORES]
-    result = subprocess.run(
-        command, cwd=copy, capture_output=True, text=True, check=False, env=os.environ.copy()
-    )
+    # The copy has no tests package, so pytest's tests.settings cannot be its settings.
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "sl5r.settings"}
+    result = subprocess.run(command, cwd=copy, capture_output=True, text=True, check=False, env=env)
     assert result.returncode == 0, result.stderr
 
     fresh = read_po(copy / "locale" / "ru" / "LC_MESSAGES" / "django.po")
