@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -18,6 +19,10 @@ from cryptography.x509.oid import NameOID
 
 from sl5r.public_url import qr_svg
 from tests.venue_server import Answer, Venue, venue_sign_in
+
+pytestmark = pytest.mark.one_database(
+    "the venue always runs on its own SQLite database, whatever DATABASE_URL the suite has"
+)
 
 
 def test_make_venue_serves_the_machines_addresses_and_refuses_other_hosts(

@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+pytestmark = pytest.mark.one_database(
+    "manage.py adjudicate reads a case file and touches no database"
+)
+
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted((ROOT / "tests" / "cases").glob("*.json"))
 
