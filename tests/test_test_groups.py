@@ -59,8 +59,6 @@ def test_a_group_spread_over_two_modules_runs_on_one_worker(tmp_path: Path) -> N
             "no:cacheprovider",
             "-p",
             "no:django",
-            "-p",
-            "no:randomly",
             str(tmp_path),
         ],
         cwd=tmp_path,
