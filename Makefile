@@ -10,11 +10,13 @@ SL5R_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
 # What the PostgreSQL pass runs: the database tests, the fault tests and the cluster test,
 # less those marked one_database (each says why the database makes no difference to it).
 POSTGRES_TESTS := tests/referees tests/strategic_map tests/battles tests/abuse tests/faults tests/cluster
-# pytest-xdist workers in each pass (0: one process). The tests wait on servers, browsers and
-# databases much of the time, so more workers than cores keep the cores busy; the groups that
-# must share a worker are in tests/conftest.py, the figures in docs/development.md.
-TEST_WORKERS ?= 0
+# pytest-xdist workers in each pass: one per core by default (`auto`; 0: one process). The
+# tests that must share a worker are grouped in tests/conftest.py; figures in
+# docs/development.md.
+TEST_WORKERS ?= auto
 XDIST = -n $(TEST_WORKERS) --dist loadgroup
+# Each pass prints its slowest tests, so that a landing that got slower says which.
+DURATIONS = --durations=15
 # `make check`, the inner loop: lint, then the rules engine, the board, the services and the
 # API, without the tests marked slow or browser (not yet timed: issue 28).
 CHECK_TESTS := tests/rules tests/strategic_map tests/battles tests/referees tests/abuse \
@@ -140,7 +142,7 @@ migrations-check: install
 
 # The whole suite on SQLite (a WAL file per worker), spread over TEST_WORKERS workers.
 test-sqlite: install
-	$(BIN)/pytest $(XDIST)
+	$(BIN)/pytest $(XDIST) $(DURATIONS)
 
 check: lint
 	$(BIN)/pytest $(XDIST) -q $(CHECK_TESTS) -m '$(CHECK_MARKERS)'
@@ -158,7 +160,7 @@ test-postgres: install
 	if [ $$status -eq 3 ]; then echo "test-postgres: skipped (CI is not set)"; exit 0; fi; \
 	if [ $$status -ne 0 ]; then exit $$status; fi; \
 	echo "DATABASE_URL=$(SL5R_TEST_POSTGRES_URL) pytest $(POSTGRES_TESTS) -m 'not one_database'"; \
-	DATABASE_URL='$(SL5R_TEST_POSTGRES_URL)' $(BIN)/pytest $(XDIST) $(POSTGRES_TESTS) \
+	DATABASE_URL='$(SL5R_TEST_POSTGRES_URL)' $(BIN)/pytest $(XDIST) $(DURATIONS) $(POSTGRES_TESTS) \
 		-m 'not one_database' -q --create-db
 
 fmt: install
