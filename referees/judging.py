@@ -7,6 +7,11 @@ link is Django's password-reset token under its own salt (``WelcomeLinkTokens``)
 stored, it stops working once the account has signed in or set a password, and it expires
 after ``PASSWORD_RESET_TIMEOUT``. A tournament always keeps at least one judge.
 
+Who may hand out a sign-in link for an account (docs/deployment.md, "Judges"): only the
+judges of the one tournament that a passwordless account judges. An account is added to
+another tournament only once it has a password, so that adding someone never gives the
+adder a way in as him; a superuser resets a password with ``manage.py createjudge``.
+
 Every change is a line in the tournament's log (R11), which never holds a link or a key.
 """
 
@@ -183,10 +188,24 @@ def _invitation(user: User) -> JudgeInvitation:
 
 @unit_of_work()
 def judge_add(*, tournament_id: int, username: str, actor: Actor, now: datetime) -> User:
-    """An existing active account becomes a judge of the tournament."""
+    """An existing active account becomes a judge of the tournament.
+
+    Not an account still waiting for its first sign-in: its link belongs to the judges who
+    invited it, and a judge of this tournament could otherwise ask for one and sign in as
+    him (issue 29).
+    """
     tournament = tournament_lock(tournament_id)
     user = _account_named(username)
     _refuse_if_judge(tournament, user)
+    if not user.has_usable_password():
+        raise refusal(
+            _(
+                'username: "%(name)s" has not signed in with his invitation yet; add him '
+                "once he has chosen a password"
+            )
+            % {"name": user.get_username()},
+            "invitation_pending",
+        )
     tournament.judges.add(user)
     log_write(
         tournament,
@@ -238,9 +257,20 @@ def judge_link_renew(
     """A new one-time link for a judge who has not chosen a password yet (a lost link).
 
     Never for an account with a password: a judge may not sign in as another who has one.
+    Never for an account that judges another tournament too: its judges did not agree to
+    this judge signing in as their colleague.
     """
     tournament = tournament_lock(tournament_id)
     user = _judge_of(tournament, user_id)
+    if user.judged_tournaments.exclude(pk=tournament.pk).exists():
+        raise refusal(
+            _(
+                '"%(name)s" judges other tournaments too: only a site administrator may give '
+                "him a sign-in link (manage.py createjudge --reset-password)"
+            )
+            % {"name": user.get_username()},
+            "judges_elsewhere",
+        )
     if user.has_usable_password():
         raise refusal(
             _(

@@ -25,6 +25,7 @@ ERROR_STATUS: dict[str, int] = {
     # Who asks may not do it.
     "bad_token": 403,
     "forbidden": 403,
+    "judges_elsewhere": 403,
     "karo": 403,
     "not_found": 404,
     # The request is fine but the tournament's state refuses it now.
@@ -36,6 +37,7 @@ ERROR_STATUS: dict[str, int] = {
     "has_password": 409,
     "in_battle": 409,
     "inactive": 409,
+    "invitation_pending": 409,
     "last_judge": 409,
     "late": 409,
     "lineup_incomplete": 409,

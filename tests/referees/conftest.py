@@ -179,6 +179,18 @@ def other_user(db: None, django_user_model: Any) -> AbstractBaseUser:
 
 
 @pytest.fixture
+def rival_tournament(rokugan: Map, other_user: AbstractBaseUser) -> Tournament:
+    """Another tournament, judged by ``other_user`` alone and not by ``judge_user``."""
+    return services.tournament_create(
+        name="Another tournament",
+        judge=other_user,
+        game_map=rokugan,
+        player_count=16,
+        now=timezone.now(),
+    )
+
+
+@pytest.fixture
 def make_game(rokugan: Map, judge_user: AbstractBaseUser) -> Callable[..., Game]:
     """``make_game(players=16, lineup=None, phase="running", **tournament_create options)``.
 

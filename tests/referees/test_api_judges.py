@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
 from referees.access import judge_key_create
-from referees.models import LogEntry
+from referees.models import LogEntry, Tournament
 from tests.referees.conftest import Api, Game
 
 pytestmark = pytest.mark.django_db
@@ -94,3 +94,31 @@ def test_someone_who_is_not_a_judge_may_do_none_of_it(
     assert api.delete(_path(game, f"/{game.judge.pk}"), token=key).status_code == 403
     assert api.get(_path(game)).status_code == 401
     assert list(game.refresh().judges.values_list("username", flat=True)) == ["judge"]
+
+
+def test_a_judge_cannot_take_in_another_tournaments_invited_judge(
+    api: Api,
+    game: Game,
+    judge_key: str,
+    other_user: AbstractBaseUser,
+    rival_tournament: Tournament,
+) -> None:
+    """Issue 29: a judge of one tournament added another's pending invitee to his own and
+    then made himself a sign-in link for him."""
+    # given: this tournament's judge invites a newcomer
+    invited = api.post(_path(game), {"username": "newcomer", "invite": True}, token=judge_key)
+    assert invited.status_code == 201
+
+    # when: the judge of another tournament adds the same name to his
+    rival_key = judge_key_create(user=other_user, label="rival").key
+    answer = api.post(
+        f"/tournaments/{rival_tournament.pk}/judges", {"username": "newcomer"}, token=rival_key
+    )
+
+    # then
+    assert answer.status_code == 409
+    assert answer.json()["code"] == "invitation_pending"
+    assert answer.json()["detail"].startswith('username: "newcomer" has not signed in')
+    assert not rival_tournament.judges.filter(username="newcomer").exists()
+    opened = Client().get(invited.json()["sign_in_url"].removeprefix("http://testserver"))
+    assert opened.status_code == 302

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from referees.access import judge_key_user
 from referees.judging import judge_add, judge_key_issue, tournament_judges
-from referees.models import JudgeKey, LogEntry
+from referees.models import JudgeKey, LogEntry, Tournament
 from tests.referees.conftest import JUDGE_PASSWORD, Api, Game
 
 pytestmark = pytest.mark.django_db
@@ -285,3 +285,35 @@ def test_the_form_addresses_send_a_plain_visit_back_to_the_page(
         answer = judge_client.get(_url(name, game))
         assert answer.status_code == 302
         assert answer["Location"] == _url("judges", game)
+
+
+def test_a_judge_cannot_take_in_another_tournaments_invited_judge_on_the_pages(
+    judge_client: Client, game: Game, other_user: AbstractBaseUser, rival_tournament: Tournament
+) -> None:
+    """Issue 29, on the pages: adding the pending invitee is refused, and a link for a
+    passwordless account that judges elsewhere (made so in the admin) is refused too."""
+    # given: this tournament's judge invites a newcomer
+    judge_client.post(_url("judge_invite", game), {"invite-username": "newcomer"})
+    newcomer = next(
+        u for u in tournament_judges(tournament=game.refresh()) if u.pk != game.judge.pk
+    )
+    rival = Client()
+    rival.force_login(other_user)
+    rival_url = reverse("referees:judge_add", args=[rival_tournament.pk])
+
+    # when: the other tournament's judge adds him
+    added = rival.post(rival_url, {"add-username": "newcomer"})
+
+    # then
+    assert added.status_code == 409
+    assert "has not signed in with his invitation yet" in added.content.decode()
+    assert not rival_tournament.judges.filter(pk=newcomer.pk).exists()
+
+    # and when the account judges there anyway, no link is given on either side
+    rival_tournament.judges.add(newcomer)
+    link_url = reverse("referees:judge_link", args=[rival_tournament.pk])
+    for client, url in ((rival, link_url), (judge_client, _url("judge_link", game))):
+        answer = client.post(url, {"judge": newcomer.pk})
+        assert answer.status_code == 403
+        assert "/accounts/welcome/" not in answer.content.decode()
+        assert "only a site administrator" in answer.content.decode()

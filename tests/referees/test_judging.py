@@ -22,7 +22,7 @@ from referees.judging import (
     welcome_link_user,
 )
 from referees.kernel import Actor, TournamentError
-from referees.models import JudgeKey, LogEntry
+from referees.models import JudgeKey, LogEntry, Tournament
 from sl5r.api_errors import error_status
 from tests.referees.conftest import Api, Game
 
@@ -187,6 +187,77 @@ def test_judge_link_renew_refuses_an_account_with_a_password(game: Game) -> None
             tournament_id=game.id, user_id=game.judge.pk, actor=game.judge_actor, now=timezone.now()
         )
     assert refused.value.code == "has_password"
+
+
+def test_a_pending_judge_cannot_be_added_to_another_tournament(
+    game: Game, rival_tournament: Tournament, other_user: AbstractBaseUser
+) -> None:
+    # given: the judge invites a newcomer, who has not opened his link yet
+    judge_invite(
+        tournament_id=game.id, username="newcomer", actor=game.judge_actor, now=timezone.now()
+    )
+
+    # when: the judge of another tournament adds the same name to his
+    with pytest.raises(TournamentError) as refused:
+        judge_add(
+            tournament_id=rival_tournament.pk,
+            username="newcomer",
+            actor=Actor.of_user(other_user),
+            now=timezone.now(),
+        )
+
+    # then: refused, and the newcomer judges only the tournament that invited him
+    assert refused.value.code == "invitation_pending"
+    assert error_status(refused.value) == 409
+    assert "has not signed in with his invitation yet" in str(refused.value)
+    assert not rival_tournament.judges.filter(username="newcomer").exists()
+
+
+def test_no_link_is_made_for_a_passwordless_account_that_judges_elsewhere(
+    game: Game, rival_tournament: Tournament, other_user: AbstractBaseUser
+) -> None:
+    # given: a passwordless account judging two tournaments (made so in the admin)
+    invited = judge_invite(
+        tournament_id=game.id, username="newcomer", actor=game.judge_actor, now=timezone.now()
+    )
+    rival_tournament.judges.add(invited.user)
+
+    # then: neither tournament's judges may hand out a link for him
+    for tournament_id, actor in (
+        (rival_tournament.pk, Actor.of_user(other_user)),
+        (game.id, game.judge_actor),
+    ):
+        with pytest.raises(TournamentError) as refused:
+            judge_link_renew(
+                tournament_id=tournament_id,
+                user_id=invited.user.pk,
+                actor=actor,
+                now=timezone.now(),
+            )
+        assert refused.value.code == "judges_elsewhere"
+        assert error_status(refused.value) == 403
+    assert not LogEntry.objects.filter(action="judge_link_renewed").exists()
+    # and the link the invitee was given still works
+    assert welcome_link_user(uidb64=invited.uidb64, token=invited.token) == invited.user
+
+
+def test_an_account_with_a_password_added_elsewhere_gives_the_adder_no_link(
+    game: Game, rival_tournament: Tournament, other_user: AbstractBaseUser
+) -> None:
+    judge_add(
+        tournament_id=rival_tournament.pk,
+        username="judge",
+        actor=Actor.of_user(other_user),
+        now=timezone.now(),
+    )
+    with pytest.raises(TournamentError) as refused:
+        judge_link_renew(
+            tournament_id=rival_tournament.pk,
+            user_id=game.judge.pk,
+            actor=Actor.of_user(other_user),
+            now=timezone.now(),
+        )
+    assert refused.value.code in {"has_password", "judges_elsewhere"}
 
 
 # --- Removing ----------------------------------------------------------------------------------
