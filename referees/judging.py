@@ -35,6 +35,7 @@ from referees.access import IssuedKey, judge_key_create
 from referees.backups import backup_on_commit
 from referees.kernel import Actor, log_write, refusal, tournament_lock, unit_of_work
 from referees.models import JudgeKey, Tournament
+from referees.names import name_problem, name_spaced
 
 MAX_KEY_LABEL = 120
 
@@ -105,12 +106,16 @@ def welcome_link_account(*, uidb64: str) -> User | None:
 
 def _account_named(username: str) -> User:
     user_model = get_user_model()
-    name = username.strip()
+    # As Django stores it (NFKC): a full-width twin names the same account.
+    name = user_model.normalize_username(username.strip())
     if not name:
         raise refusal(_("username: give the user name of the account"), "username")
-    user: User | None = user_model._default_manager.filter(
-        **{user_model.USERNAME_FIELD: name}
-    ).first()
+    accounts = user_model._default_manager
+    user: User | None = accounts.filter(**{user_model.USERNAME_FIELD: name}).first()
+    if user is None:
+        # Typed in another case: the account, when only one has the name in any case.
+        matches = list(accounts.filter(**{f"{user_model.USERNAME_FIELD}__iexact": name})[:2])
+        user = matches[0] if len(matches) == 1 else None
     if user is None:
         raise refusal(
             _('username: there is no account "%(name)s"') % {"name": name},
@@ -148,9 +153,14 @@ def _username_free(username: str, *, taken: str) -> str:
     told apart by nobody in the log.
     """
     user_model = get_user_model()
-    name = username.strip()
+    # Checked as Django will store it (NFKC), or a full-width twin of a taken name would
+    # pass the check and fail on the database's unique constraint.
+    name = user_model.normalize_username(username.strip())
     if not name:
         raise refusal(_("username: give the new judge a user name"), "username")
+    problem = name_problem(name)
+    if problem is not None:
+        raise refusal(_("username: %(problem)s") % {"problem": problem}, "username")
     field = user_model._meta.get_field(user_model.USERNAME_FIELD)
     assert isinstance(field, Field)  # the user name is a column, not a relation
     try:
@@ -364,7 +374,10 @@ def judge_key_issue(
     """A new API key for ``user`` (shown once); the log of the tournament it was made in
     names it by its number and label, never the key."""
     tournament = tournament_lock(tournament_id)
-    label = label.strip()
+    problem = name_problem(label)
+    if problem is not None:
+        raise refusal(_("label: %(problem)s") % {"problem": problem}, "invisible_character")
+    label = name_spaced(label)
     if len(label) > MAX_KEY_LABEL:
         raise refusal(
             _("label: at most %(max)s characters") % {"max": MAX_KEY_LABEL}, "label_too_long"

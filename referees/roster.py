@@ -47,6 +47,7 @@ from referees.lineups import (
     tournament_shape,
 )
 from referees.models import Player, Tournament
+from referees.names import name_problem
 from sl5r.rules.clans import CLAN_NAMES as CLAN_SPELLINGS
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.roles import LineupSeat, LineupShape, Role, lineup_admits, lineup_fill
@@ -56,6 +57,8 @@ from strategic_map.services import army_create
 
 Phase = Tournament.Phase
 MAX_NAME = services.PLAYER_NAME_MAX
+MAX_PLAYERS = 48  # R1: a tournament has 8 to 48 players
+MAX_LINES = 200  # of a pasted list or a CSV file, blank lines and comments included
 MAX_TEXT = 100_000  # characters of a pasted list or a CSV file: far more than 48 players
 MAX_FILE_BYTES = 200_000
 # A pasted line is split on the first of these it contains: "Ivanov, Ivan; crab" keeps the
@@ -164,6 +167,17 @@ def roster_parse_csv(text: str) -> list[RosterLine]:
                 % {"line": number, "error": error},
                 "csv",
             ) from None
+        if reader.line_num > number:
+            # A quote left open swallows the lines after it into one cell: "Quote X,lion,
+            # general\nOther X,…" would be one player. No cell of a list spans two lines.
+            raise refusal(
+                _(
+                    'file: line %(line)s: a quote (") opened on this line is not closed on it, '
+                    "so it runs into the next lines"
+                )
+                % {"line": number},
+                "csv",
+            )
         if _skipped(cells or [""]):
             continue
         if not seen_row:
@@ -212,6 +226,14 @@ def roster_csv_decode(data: bytes) -> str:
 
 def roster_lines(text: str, *, csv_format: bool = False) -> list[RosterLine]:
     """``text`` as a pasted list or (``csv_format``) a CSV file's, refused when too long."""
+    # Counted before anything is parsed: a tournament has at most 48 players, and a list of
+    # thousands of lines would only cost the server seconds to say so line by line.
+    if text.count("\n") >= MAX_LINES:
+        raise refusal(
+            _("lines: at most %(max)s lines (a tournament has at most %(players)s players)")
+            % {"max": MAX_LINES, "players": MAX_PLAYERS},
+            "too_long",
+        )
     if len(text) > MAX_TEXT:
         raise refusal(_("lines: at most %(max)s characters") % {"max": MAX_TEXT}, "too_long")
     return roster_parse_csv(text) if csv_format else roster_parse(text)
@@ -350,8 +372,11 @@ def _line_problems(
     found: list[str] = []
     name = _name(line.name)
     key = _name_key(name)
+    problem = name_problem(line.name)
     if not name:
         found.append(_("name: the line has no name"))
+    elif problem is not None:
+        found.append(_("name: %(problem)s") % {"problem": problem})
     elif len(name) > MAX_NAME:
         found.append(_("name: at most %(max)s characters") % {"max": MAX_NAME})
     elif key in taken:

@@ -14,6 +14,7 @@ from referees.kernel import RulesRejection, TournamentError
 ERROR_STATUS: dict[str, int] = {
     # The request itself is wrong: a value the form or body gives.
     "invalid": 400,
+    "invisible_character": 400,
     "csv": 400,
     "empty": 400,
     "label_too_long": 400,

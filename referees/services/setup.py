@@ -32,6 +32,7 @@ from referees.lineups import (
     tournament_shape,
 )
 from referees.models import Player, Tournament
+from referees.names import name_key, name_problem, name_spaced
 from referees.tokens import player_token
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.mapgraph import GameMap, map_from_dict
@@ -139,9 +140,12 @@ def _settings_checked(
 
     Creating a tournament and changing it before the start both check through here.
     """
-    name = settings.name.strip()
+    name = name_spaced(settings.name)
     if not name:
         raise refusal(_("name: give the tournament a name"))
+    problem = name_problem(settings.name)
+    if problem is not None:
+        raise refusal(_("name: %(problem)s") % {"problem": problem}, INVISIBLE_CODE)
     if len(name) > NAME_MAX_LENGTH:
         raise refusal(_("name: at most %(max)s characters") % {"max": NAME_MAX_LENGTH})
     if not MIN_TURN_SECONDS <= settings.turn_seconds <= MAX_TURN_SECONDS:
@@ -354,14 +358,18 @@ def tournament_clans(tournament: Tournament) -> tuple[str, ...]:
 PLAYER_NAME_MAX = Player._meta.get_field("name").max_length or 120
 
 
+# A name with a character that cannot be seen (referees/names.py).
+INVISIBLE_CODE = "invisible_character"
+
+
 def player_name_spaced(name: str) -> str:
-    """A name as stored: inner runs of spaces made one, none at the ends."""
-    return " ".join(name.split())
+    """A name as stored (referees/names.py): NFKC, inner runs of spaces made one."""
+    return name_spaced(name)
 
 
 def player_name_key(name: str) -> str:
     """Two names are the same player's when they differ only in case, spacing or ё/е."""
-    return player_name_spaced(name).casefold().replace("ё", "е")
+    return name_key(name)
 
 
 def player_name_checked(*, tournament: Tournament, name: str, player: Player | None = None) -> str:
@@ -370,6 +378,9 @@ def player_name_checked(*, tournament: Tournament, name: str, player: Player | N
     cleaned = player_name_spaced(name)
     if not cleaned:
         raise refusal(_("name: give the player's name"))
+    problem = name_problem(name)
+    if problem is not None:
+        raise refusal(_("name: %(problem)s") % {"problem": problem}, INVISIBLE_CODE)
     if len(cleaned) > PLAYER_NAME_MAX:
         raise refusal(_("name: at most %(max)s characters") % {"max": PLAYER_NAME_MAX})
     key = player_name_key(cleaned)

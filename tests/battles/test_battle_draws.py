@@ -28,7 +28,6 @@ from tests.referees.conftest import Game
 pytestmark = pytest.mark.django_db
 
 SEED = "11" * 32
-OTHER_SEED = "22" * 32
 
 
 def canon(value: Any) -> bytes:
@@ -226,8 +225,13 @@ def test_r11_a_changed_seed_does_not_recompute_the_tables_draws(game16: Game) ->
     battle = played_table(game16)
     steps = logged_steps(game16, battle)
     recorded = [[draw["result"] for draw in step["draws"]] for step in steps]
-    assert [recompute(OTHER_SEED, step) for step in steps] != recorded
-    assert not all(battle_draws_check(seed=OTHER_SEED, entry=step) for step in steps)
+    # A few two-way picks may come out the same under one other seed by chance (1 in 8 for
+    # three of them), which is no proof of anything; under none of 16 seeds is 8**-16.
+    seeds = [f"{n:02x}" * 32 for n in range(0x20, 0x30)]
+    differing = [s for s in seeds if [recompute(s, step) for step in steps] != recorded]
+    assert differing
+    for seed in differing:
+        assert not all(battle_draws_check(seed=seed, entry=step) for step in steps)
 
 
 def test_r11_a_changed_move_in_the_log_does_not_check(game16: Game) -> None:
