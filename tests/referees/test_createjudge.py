@@ -108,6 +108,7 @@ def test_bad_input_is_one_line_and_exit_2(args: Any, problem: str) -> None:
     assert not get_user_model().objects.exists()
 
 
+@pytest.mark.slow  # a manage.py process of its own
 def test_from_the_command_line_an_existing_account_exits_2_with_one_line(tmp_path: Path) -> None:
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
     env.pop("REDIS_URL", None)

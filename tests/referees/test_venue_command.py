@@ -20,9 +20,12 @@ from cryptography.x509.oid import NameOID
 from sl5r.public_url import qr_svg
 from tests.venue_server import Answer, Venue, venue_sign_in
 
-pytestmark = pytest.mark.one_database(
-    "the venue always runs on its own SQLite database, whatever DATABASE_URL the suite has"
-)
+pytestmark = [
+    pytest.mark.one_database(
+        "the venue always runs on its own SQLite database, whatever DATABASE_URL the suite has"
+    ),
+    pytest.mark.slow,  # nine starts of `make venue`, 4-10 s each
+]
 
 
 def test_make_venue_serves_the_machines_addresses_and_refuses_other_hosts(

@@ -161,6 +161,7 @@ def test_loadmap_refuses_a_missing_file(tmp_path: Path) -> None:
     assert excinfo.value.returncode == 2
 
 
+@pytest.mark.slow  # a manage.py process of its own
 def test_loadmap_command_line_exits_2_with_one_line_on_stderr(
     bad_map: dict[str, Any], tmp_path: Path
 ) -> None:
