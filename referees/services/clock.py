@@ -185,12 +185,17 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
 
 
 @unit_of_work()
-def turn_redraw(*, tournament_id: int, actor: Actor, now: datetime, reason: str = "") -> Tournament:
+def turn_redraw(*, tournament_id: int, actor: Actor, now: datetime, reason: str) -> Tournament:
     """A judge's deliberate re-draw (R11): the open turn gets a new secret seed.
 
     Undo keeps a turn's seed, so this is the only way its draws change for the same orders;
-    it is logged with the commitment withdrawn and the one now published, for all to see.
+    it is logged with the commitment withdrawn and the one now published, for all to see,
+    and with its reason: a re-draw nobody can explain is what R11's commitment guards
+    against, so a blank reason is refused.
     """
+    reason = " ".join(reason.split())
+    if not reason:
+        raise refusal(_("reason: say why this turn's draws are renewed"), "invalid")
     tournament = tournament_lock(tournament_id)
     turn = campaign_open_turn(tournament.campaign) if tournament.phase == Phase.RUNNING else None
     if turn is None:

@@ -148,8 +148,33 @@ def test_r11_a_judge_redraw_is_logged_and_changes_the_commitment(game16: Game) -
 def test_r11_no_redraw_once_the_game_is_over(game16: Game) -> None:
     services.clock_end(tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now())
     with pytest.raises(TournamentError) as caught:
-        services.turn_redraw(tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now())
+        services.turn_redraw(
+            tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now(), reason="x"
+        )
     assert error_status(caught.value) == 409
+
+
+@pytest.mark.parametrize("reason", ["", "   \n\t"])
+def test_r11_a_redraw_without_a_reason_is_refused_and_changes_nothing(
+    game16: Game, reason: str
+) -> None:
+    before = open_turn(game16).commitment
+    with pytest.raises(TournamentError) as caught:
+        services.turn_redraw(
+            tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now(), reason=reason
+        )
+    assert error_status(caught.value) == 400
+    assert str(caught.value).startswith("reason:")
+    assert open_turn(game16).commitment == before
+    assert not LogEntry.objects.filter(tournament=game16.tournament, action="draw_renewed")
+
+
+def test_r11_the_api_refuses_a_blank_redraw_reason(api: Api, game16: Game, judge_key: str) -> None:
+    answer = api.post(
+        f"/tournaments/{game16.id}/clock/redraw", {"reason": "   \n\t"}, token=judge_key
+    )
+    assert answer.status_code == 400
+    assert answer.json()["detail"].startswith("reason:")
 
 
 def exported(game: Game, tmp_path: Path) -> tuple[dict[str, object], Path]:
