@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from django.http import HttpRequest
 from django.utils import timezone
-from ninja import Router
+from ninja import Query, Router
 
 from referees import services
 from referees.api.common import ERRORS, done, judge_of
@@ -54,9 +54,12 @@ def clock_extend(request: HttpRequest, tournament_id: int, payload: ExtendIn) ->
 
 @_clock_route("resolve-now", "Resolve the current turn now")
 def clock_resolve_now(
-    request: HttpRequest, tournament_id: int, turn: int | None = None
+    request: HttpRequest,
+    tournament_id: int,
+    turn: int = Query(..., ge=1, description="The open turn's number, as the judge saw it."),
 ) -> dict[str, Any]:
-    """With ``?turn=N``, only turn N: a click that the clock beat is refused (409)."""
+    """Only turn ``?turn=N``: a click that the clock beat, a double click, a retried request
+    or a second judge's click on the same turn is refused (409), never the next turn played."""
     tournament, actor = judge_of(request, tournament_id)
     return done(
         services.clock_resolve_now(

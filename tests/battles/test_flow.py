@@ -55,7 +55,8 @@ class Table:
         return self.api.put(url, order, token=self.token(army))
 
     def resolve(self) -> None:
-        url = f"/tournaments/{self.game.id}/clock/resolve-now"
+        turn = self.state()["tournament"]["turn"]
+        url = f"/tournaments/{self.game.id}/clock/resolve-now?turn={turn}"
         self.ok(self.api.post(url, token=self.judge_key))
 
     def state(self, army: str | None = None) -> dict[str, Any]:

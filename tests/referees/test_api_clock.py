@@ -57,7 +57,8 @@ def test_clock_is_judge_only(api: Api, game16: Game) -> None:
     token = game16.token(game16.player("crab"))
 
     for action in ("pause", "resume", "resolve-now", "end"):
-        response = api.post(f"{base(game16)}/clock/{action}", token=token)
+        query = "?turn=1" if action == "resolve-now" else ""
+        response = api.post(f"{base(game16)}/clock/{action}{query}", token=token)
         assert response.status_code == 403, action
     assert not game16.refresh().paused
 
@@ -72,7 +73,7 @@ def resolve_turn_one(api: Api, game: Game, judge_key: str) -> dict[str, object]:
     for code, order in orders.items():
         response = api.put(f"{base(game)}/armies/{code}/order", order, token=judge_key)
         assert response.status_code == 200, response.content
-    response = api.post(f"{base(game)}/clock/resolve-now", token=judge_key)
+    response = api.post(f"{base(game)}/clock/resolve-now?turn=1", token=judge_key)
     assert response.status_code == 200, response.content
     state: dict[str, object] = api.get(f"{base(game)}/state", token=judge_key).json()
     return state
@@ -282,3 +283,15 @@ def test_resolve_now_for_a_turn_already_resolved_is_refused(
     again = api.post(f"{base(game16)}/clock/resolve-now?turn=1", token=judge_key)
     assert again.status_code == 409 and again.json()["code"] == "stale"
     assert game16.refresh().campaign.turns.filter(status="resolved").count() == 1
+
+
+def test_resolve_now_must_name_the_turn_so_a_repeat_never_plays_the_next(
+    api: Api, game16: Game, judge_key: str
+) -> None:
+    """Issue 29: two bare resolve-now requests (a double click, a retry, two judges) played
+    two turns. The turn is required; without it nothing is resolved."""
+    for _ in range(2):
+        bare = api.post(f"{base(game16)}/clock/resolve-now", token=judge_key)
+        assert bare.status_code in (400, 422), bare.content
+        assert "turn" in bare.json()["detail"]
+    assert game16.refresh().campaign.turns.filter(status="resolved").count() == 0
