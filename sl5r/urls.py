@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path, re_path
 
-from referees.home_pages import home, sign_in, sign_out
+from referees.home_pages import admin_sign_in, home, sign_in, sign_out
 from referees.judge_accounts import judge_welcome
 from referees.views import join
 from sl5r.api import api_not_found, api_urls
@@ -26,5 +26,7 @@ urlpatterns = [
     path("join/<str:token>", join, name="join"),
     path("healthz", healthz, name="healthz"),
     path("i18n/", include("django.conf.urls.i18n")),
+    # Before the admin's own: its sign-in counts wrong passwords as the site's does.
+    path("admin/login/", admin_sign_in, name="admin_sign_in"),
     path("admin/", admin.site.urls),
 ]

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from django.http import HttpRequest
 from django.utils import timezone
-from ninja import Query, Router
+from ninja import Router
 
 from referees import services
 from referees.api.common import ERRORS, done, judge_of
@@ -56,7 +56,7 @@ def clock_extend(request: HttpRequest, tournament_id: int, payload: ExtendIn) ->
 def clock_resolve_now(
     request: HttpRequest,
     tournament_id: int,
-    turn: int = Query(..., ge=1, description="The open turn's number, as the judge saw it."),
+    turn: int,
 ) -> dict[str, Any]:
     """Only turn ``?turn=N``: a click that the clock beat, a double click, a retried request
     or a second judge's click on the same turn is refused (409), never the next turn played."""

@@ -257,3 +257,43 @@ def test_a_signed_in_judge_visiting_the_sign_in_page_is_told_who_he_is(
 
     assert "You are signed in as judge." in html
     assert f'href="{reverse("referees:judge_home")}"' in html
+
+
+ADMIN_SIGN_IN = "/admin/login/"
+
+
+@pytest.mark.usefixtures("rate_window_still")
+@override_settings(SL5R_RATE_LIMITS={"sign_ins": "2/min"})
+def test_the_admin_sign_in_counts_wrong_passwords_with_the_sites(
+    client: Client, django_user_model: Any
+) -> None:
+    """Issue 29: /admin/login/ answered 200 to 115 wrong passwords, then let the right one
+    in. Both doors share one count: changing doors gains a guesser nothing."""
+    django_user_model.objects.create_superuser(username="root", password="root-password-1")
+    assert client.post(SIGN_IN, {"username": "root", "password": "wrong-1"}).status_code == 200
+    answer = client.post(ADMIN_SIGN_IN, {"username": "root", "password": "wrong-2"})
+    assert answer.status_code == 200
+    assert "Please enter the correct username and password" in answer.content.decode()
+
+    refused = client.post(ADMIN_SIGN_IN, {"username": "root", "password": "root-password-1"})
+
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) >= 1
+    assert not signed_in_user(client).is_authenticated
+    elsewhere = client.post(
+        ADMIN_SIGN_IN, {"username": "root", "password": "root-password-1"}, REMOTE_ADDR="10.0.0.9"
+    )
+    assert elsewhere.status_code == 302
+    assert elsewhere["Location"] == "/admin/"
+
+
+def test_the_admin_sign_in_is_still_the_admins_page_for_staff_only(
+    client: Client, judge_user: AbstractBaseUser
+) -> None:
+    page = client.get(ADMIN_SIGN_IN)
+    assert page.status_code == 200
+    assert 'id="login-form"' in page.content.decode()
+    # A judge is not staff: his right password does not open the admin.
+    answer = client.post(ADMIN_SIGN_IN, {"username": "judge", "password": JUDGE_PASSWORD})
+    assert answer.status_code == 200
+    assert not signed_in_user(client).is_authenticated
