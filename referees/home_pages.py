@@ -95,7 +95,7 @@ class AdminSignInView(SignInView):
         return context
 
 
-admin_sign_in = never_cache(AdminSignInView.as_view())
+admin_sign_in = AdminSignInView.as_view()
 # POST only (Django 5): a link or an image elsewhere cannot sign a judge out.
 sign_out = LogoutView.as_view()
 

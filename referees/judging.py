@@ -35,7 +35,7 @@ from referees.access import IssuedKey, judge_key_create
 from referees.backups import backup_on_commit
 from referees.kernel import Actor, log_write, refusal, tournament_lock, unit_of_work
 from referees.models import JudgeKey, Tournament
-from referees.names import name_problem, name_spaced
+from referees.names import name_checked
 
 MAX_KEY_LABEL = 120
 
@@ -158,9 +158,7 @@ def _username_free(username: str, *, taken: str) -> str:
     name = user_model.normalize_username(username.strip())
     if not name:
         raise refusal(_("username: give the new judge a user name"), "username")
-    problem = name_problem(name)
-    if problem is not None:
-        raise refusal(_("username: %(problem)s") % {"problem": problem}, "username")
+    name = name_checked(name, field="username")
     field = user_model._meta.get_field(user_model.USERNAME_FIELD)
     assert isinstance(field, Field)  # the user name is a column, not a relation
     try:
@@ -374,10 +372,7 @@ def judge_key_issue(
     """A new API key for ``user`` (shown once); the log of the tournament it was made in
     names it by its number and label, never the key."""
     tournament = tournament_lock(tournament_id)
-    problem = name_problem(label)
-    if problem is not None:
-        raise refusal(_("label: %(problem)s") % {"problem": problem}, "invisible_character")
-    label = name_spaced(label)
+    label = name_checked(label, field="label")
     if len(label) > MAX_KEY_LABEL:
         raise refusal(
             _("label: at most %(max)s characters") % {"max": MAX_KEY_LABEL}, "label_too_long"

@@ -15,6 +15,11 @@ import unicodedata
 
 from django.utils.translation import gettext as _
 
+from referees.kernel import refusal
+
+# The code of a refusal for a name with a character that cannot be seen (400).
+INVISIBLE_CODE = "invisible_character"
+
 # Unicode's control, format (zero-width, BOM, bidi), private-use, surrogate, unassigned and
 # line/paragraph separator categories: none is a visible letter of a name.
 _UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
@@ -46,12 +51,21 @@ def name_unseen_character(text: str) -> str | None:
     return None
 
 
-def name_problem(text: str) -> str | None:
-    """Why ``text`` cannot be a name (translated, without the field's label); None if it can."""
+def name_problem(text: str, *, field: str) -> str | None:
+    """Why ``text`` cannot be the ``field`` (translated, "name: the character …"); None if
+    it can. For a list that gathers every line's problems before refusing."""
     character = name_unseen_character(text)
     if character is None:
         return None
     return _(
-        "the character %(character)s cannot be in a name: it cannot be seen, so two names "
-        "would look the same"
-    ) % {"character": character}
+        "%(field)s: the character %(character)s cannot be in a name: it cannot be seen, so "
+        "two names would look the same"
+    ) % {"field": field, "character": character}
+
+
+def name_checked(text: str, *, field: str) -> str:
+    """``text`` as stored (``name_spaced``), or a refusal naming its unseen character."""
+    problem = name_problem(text, field=field)
+    if problem is not None:
+        raise refusal(problem, INVISIBLE_CODE)
+    return name_spaced(text)

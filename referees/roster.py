@@ -47,7 +47,7 @@ from referees.lineups import (
     tournament_shape,
 )
 from referees.models import Player, Tournament
-from referees.names import name_problem
+from referees.names import name_key, name_problem, name_spaced
 from sl5r.rules.clans import CLAN_NAMES as CLAN_SPELLINGS
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.roles import LineupSeat, LineupShape, Role, lineup_admits, lineup_fill
@@ -228,7 +228,7 @@ def roster_lines(text: str, *, csv_format: bool = False) -> list[RosterLine]:
     """``text`` as a pasted list or (``csv_format``) a CSV file's, refused when too long."""
     # Counted before anything is parsed: a tournament has at most 48 players, and a list of
     # thousands of lines would only cost the server seconds to say so line by line.
-    if text.count("\n") >= MAX_LINES:
+    if len(text.splitlines()) > MAX_LINES:
         raise refusal(
             _("lines: at most %(max)s lines (a tournament has at most %(players)s players)")
             % {"max": MAX_LINES, "players": MAX_PLAYERS},
@@ -276,8 +276,8 @@ def role_aliases() -> dict[str, Role]:
     return aliases
 
 
-_name = services.player_name_spaced
-_name_key = services.player_name_key
+_name = name_spaced
+_name_key = name_key
 
 
 # --- The preview ---------------------------------------------------------------------------
@@ -372,11 +372,11 @@ def _line_problems(
     found: list[str] = []
     name = _name(line.name)
     key = _name_key(name)
-    problem = name_problem(line.name)
+    problem = name_problem(line.name, field="name")
     if not name:
         found.append(_("name: the line has no name"))
     elif problem is not None:
-        found.append(_("name: %(problem)s") % {"problem": problem})
+        found.append(problem)
     elif len(name) > MAX_NAME:
         found.append(_("name: at most %(max)s characters") % {"max": MAX_NAME})
     elif key in taken:

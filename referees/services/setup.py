@@ -32,7 +32,7 @@ from referees.lineups import (
     tournament_shape,
 )
 from referees.models import Player, Tournament
-from referees.names import name_key, name_problem, name_spaced
+from referees.names import name_checked, name_key
 from referees.tokens import player_token
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.mapgraph import GameMap, map_from_dict
@@ -140,12 +140,9 @@ def _settings_checked(
 
     Creating a tournament and changing it before the start both check through here.
     """
-    name = name_spaced(settings.name)
+    name = name_checked(settings.name, field="name")
     if not name:
         raise refusal(_("name: give the tournament a name"))
-    problem = name_problem(settings.name)
-    if problem is not None:
-        raise refusal(_("name: %(problem)s") % {"problem": problem}, INVISIBLE_CODE)
     if len(name) > NAME_MAX_LENGTH:
         raise refusal(_("name: at most %(max)s characters") % {"max": NAME_MAX_LENGTH})
     if not MIN_TURN_SECONDS <= settings.turn_seconds <= MAX_TURN_SECONDS:
@@ -358,37 +355,20 @@ def tournament_clans(tournament: Tournament) -> tuple[str, ...]:
 PLAYER_NAME_MAX = Player._meta.get_field("name").max_length or 120
 
 
-# A name with a character that cannot be seen (referees/names.py).
-INVISIBLE_CODE = "invisible_character"
-
-
-def player_name_spaced(name: str) -> str:
-    """A name as stored (referees/names.py): NFKC, inner runs of spaces made one."""
-    return name_spaced(name)
-
-
-def player_name_key(name: str) -> str:
-    """Two names are the same player's when they differ only in case, spacing or ё/е."""
-    return name_key(name)
-
-
 def player_name_checked(*, tournament: Tournament, name: str, player: Player | None = None) -> str:
     """The name to store, refused when empty, too long, or another player's of the tournament
     (the join sheet and the log name players: two of one name could not be told apart)."""
-    cleaned = player_name_spaced(name)
+    cleaned = name_checked(name, field="name")
     if not cleaned:
         raise refusal(_("name: give the player's name"))
-    problem = name_problem(name)
-    if problem is not None:
-        raise refusal(_("name: %(problem)s") % {"problem": problem}, INVISIBLE_CODE)
     if len(cleaned) > PLAYER_NAME_MAX:
         raise refusal(_("name: at most %(max)s characters") % {"max": PLAYER_NAME_MAX})
-    key = player_name_key(cleaned)
+    key = name_key(cleaned)
     others = (
         tournament.players.all() if player is None else tournament.players.exclude(pk=player.pk)
     )
     for other in others:
-        if player_name_key(other.name) == key:
+        if name_key(other.name) == key:
             raise refusal(
                 _("name: %(name)s is already registered") % {"name": other.name}, "name_taken"
             )

@@ -57,6 +57,19 @@ def test_judge_add_makes_an_existing_account_a_judge_and_logs_it(
     assert line.data == {"judge": "bystander", "user": other_user.pk}
 
 
+def test_judge_add_finds_an_account_typed_in_another_case_or_full_width(
+    game: Game, other_user: AbstractBaseUser
+) -> None:
+    added = judge_add(
+        tournament_id=game.id,
+        username="ＢＹＳＴＡＮＤＥＲ",
+        actor=game.judge_actor,
+        now=timezone.now(),
+    )
+    assert added == other_user
+    assert _names(game) == ["bystander", "judge"]
+
+
 def test_judge_add_refuses_an_unknown_name_naming_it(game: Game) -> None:
     with pytest.raises(TournamentError) as refused:
         judge_add(

@@ -93,6 +93,11 @@ def test_a_list_far_longer_than_a_tournament_is_refused_before_it_is_read() -> N
     assert "at most 200 lines" in str(refused.value)
 
 
+def test_a_list_of_exactly_the_most_lines_is_read() -> None:
+    lines = roster.roster_lines("".join(f"Player {n}; crab; general\n" for n in range(200)))
+    assert len(lines) == 200
+
+
 def test_the_api_refuses_a_nul_and_a_bom_twin_in_a_pasted_list(
     api: Api, game: Game, judge_key: str
 ) -> None:
