@@ -5,6 +5,7 @@ Only ``sl5r.settings`` calls these helpers; apps read ``django.conf.settings`` i
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -84,6 +85,36 @@ def env_rates(environ: Mapping[str, str], name: str) -> dict[str, str | None]:
                 f'"100/hour" or "off"'
             )
     return rates
+
+
+_ADMIN_PATH = re.compile(r"([A-Za-z0-9._~-]+/)+")
+
+
+def env_admin_path(environ: Mapping[str, str], name: str, *, default: str) -> str:
+    """The admin's place under the site (``"admin/"``); ``""`` when ``name`` says ``off``."""
+    value = environ.get(name, default).strip()
+    if value.lower() in OFF_WORDS:
+        return ""
+    path = value.strip("/") + "/"
+    if not _ADMIN_PATH.fullmatch(path) or {".", ".."} & set(path.split("/")):
+        raise ImproperlyConfigured(
+            f"{name}: expected a path such as admin/ or staff/desk/ (letters, digits, - . _ ~), "
+            f'or "off"; got {value!r}'
+        )
+    return path
+
+
+def env_networks(environ: Mapping[str, str], name: str, *, default: list[str]) -> list[str]:
+    """Comma-separated addresses or networks (``127.0.0.1``, ``10.0.0.0/8``, ``::1``), checked."""
+    networks = env_list(environ, name, default=default)
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: {network!r} is not an address or a network (10.0.0.0/8, ::1)"
+            ) from None
+    return networks
 
 
 def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:

@@ -22,9 +22,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from sl5r.env import (
+    env_admin_path,
     env_bool,
     env_int,
     env_list,
+    env_networks,
     env_rates,
     env_seconds,
     parse_database_url,
@@ -97,6 +99,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "sl5r.serving.nul_characters.NulCharacterMiddleware",  # U+0000 anywhere: 400, not a 500
+    "sl5r.serving.admin_reach.AdminReachMiddleware",  # the admin: only from SL5R_ADMIN_NETWORKS
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -431,6 +434,20 @@ elif not DEBUG:
 # count per real client; from anyone else the header is ignored, so a client cannot pick
 # its own address. Empty (the default): no proxy is trusted, as for `make run` and a venue.
 SL5R_TRUSTED_PROXIES = env_list(_env, "SL5R_TRUSTED_PROXIES", default=[])
+
+# --- Django's admin --------------------------------------------------------------------
+
+# Where the admin is served ("admin/"; "off": nowhere) and from which addresses or networks
+# it answers (elsewhere it is a 404, as if it were not there). Judges never need it (every
+# tournament task has its own page); the operator uses it for accounts. At a venue the
+# phones share the laptop's network, so `make venue` keeps it to the laptop itself unless
+# SL5R_ADMIN_NETWORKS says otherwise. Its sign-in counts wrong passwords with the site's.
+SL5R_ADMIN_PATH = env_admin_path(_env, "SL5R_ADMIN_PATH", default="admin/")
+SL5R_ADMIN_NETWORKS = env_networks(
+    _env,
+    "SL5R_ADMIN_NETWORKS",
+    default=["127.0.0.0/8", "::1"] if SL5R_VENUE else ["0.0.0.0/0", "::/0"],
+)
 
 # --- Logging -----------------------------------------------------------------------------
 

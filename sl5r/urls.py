@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 
@@ -26,7 +27,12 @@ urlpatterns = [
     path("join/<str:token>", join, name="join"),
     path("healthz", healthz, name="healthz"),
     path("i18n/", include("django.conf.urls.i18n")),
-    # Before the admin's own: its sign-in counts wrong passwords as the site's does.
-    path("admin/login/", admin_sign_in, name="admin_sign_in"),
-    path("admin/", admin.site.urls),
 ]
+# The admin where the operator wants it (SL5R_ADMIN_PATH; "off": nowhere), and then only
+# from SL5R_ADMIN_NETWORKS (sl5r/serving/admin_reach.py).
+if settings.SL5R_ADMIN_PATH:
+    urlpatterns += [
+        # Before the admin's own: its sign-in counts wrong passwords as the site's does.
+        path(f"{settings.SL5R_ADMIN_PATH}login/", admin_sign_in, name="admin_sign_in"),
+        path(settings.SL5R_ADMIN_PATH, admin.site.urls),
+    ]
