@@ -151,11 +151,18 @@ class Cluster:
 
 
 @pytest.fixture(scope="module")
-def cluster_services(django_db_setup: None, redis_url: str) -> Iterator[tuple[str, str]]:
+def cluster_services(
+    django_db_setup: None, django_db_blocker: Any, redis_url: str
+) -> Iterator[tuple[str, str]]:
     """``(DATABASE_URL, REDIS_URL)`` for a cluster: the test database and Redis database 12.
 
-    Skips in the SQLite pass: the cluster runs on PostgreSQL only.
+    Skips in the SQLite pass: the cluster runs on PostgreSQL only. The cluster commits to
+    the test database outside any test's transaction (``loadmap`` at its start, the
+    tournaments the tests make), so the database is emptied after the module, as
+    pytest-django does after a ``transaction=True`` test: a test run next on the same
+    worker would otherwise find a map it never made.
     """
+    from django.core.management import call_command
     from django.db import connection
 
     if connection.vendor != "postgresql":
@@ -167,9 +174,13 @@ def cluster_services(django_db_setup: None, redis_url: str) -> Iterator[tuple[st
     broker = urlunsplit((parts.scheme, parts.netloc, f"/{CLUSTER_REDIS_DB}", "", ""))
     client = redis.Redis.from_url(broker)
     client.flushdb()
-    yield shared_test_database_url(), broker
-    client.flushdb()
-    client.close()
+    try:
+        yield shared_test_database_url(), broker
+    finally:
+        with django_db_blocker.unblock():
+            call_command("flush", interactive=False, verbosity=0)
+        client.flushdb()
+        client.close()
 
 
 @pytest.fixture(scope="module")
