@@ -672,8 +672,8 @@ def turn_history(*, tournament: Tournament, number: int, viewer: Viewer) -> dict
         given_order = given.get(code)
         if given_order is not None:
             row["given_by"] = given_order.author
-            row["given_at"] = order.created_at.isoformat()
-            row["by_judge"] = order.by_judge
+            row["given_at"] = given_order.created_at.isoformat()
+            row["by_judge"] = given_order.by_judge
         orders.append(row)
     armies = [
         {
