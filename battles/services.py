@@ -803,18 +803,27 @@ def _played_store(
     turn: int,
     now: datetime,
     draws: dict[str, Any] | None,
+    proposal: BattleProposal | None = None,
 ) -> None:
     battle.state = _json(state)
     _save(battle, now, "state")
+    # A confirmed proposal is one change: one line naming who proposed it and who confirmed
+    # it (the confirmer is the entry's actor), never a second line crediting the confirmer.
+    proposed: dict[str, Any] = (
+        {"proposal": proposal.pk, "by_army": proposal.by, "to_army": proposal.to}
+        if proposal is not None
+        else {}
+    )
     _table_log(
         tournament,
         battle,
         actor=who.actor,
-        action="battle_action",
+        action="battle_proposal_confirmed" if proposal is not None else "battle_action",
         now=now,
         turn=turn,
         move=move,
         draws=draws,
+        **proposed,
     )
     if outcome is not None:
         _decided(tournament, battle, outcome, seats=seats, who=who, turn=turn, now=now)
@@ -951,18 +960,6 @@ def battle_proposal_answer(
     proposal.answered_at = now
     proposal.answered_by = (who.army or who.actor.label)[:150]
     proposal.save(update_fields=["status", "answered_at", "answered_by"])
-    _table_log(
-        tournament,
-        battle,
-        actor=who.actor,
-        action=f"battle_proposal_{proposal.status}",
-        now=now,
-        turn=turn,
-        proposal=proposal.pk,
-        by_army=proposal.by,
-        to_army=proposal.to,
-        move=proposal.action,
-    )
     if answer == "confirm":
         _played_store(
             tournament,
@@ -975,8 +972,21 @@ def battle_proposal_answer(
             turn=turn,
             now=now,
             draws=draws,
+            proposal=proposal,
         )
     else:
+        _table_log(
+            tournament,
+            battle,
+            actor=who.actor,
+            action=f"battle_proposal_{proposal.status}",
+            now=now,
+            turn=turn,
+            proposal=proposal.pk,
+            by_army=proposal.by,
+            to_army=proposal.to,
+            move=proposal.action,
+        )
         _save(battle, now)
     announce(tournament, "battle")
     return battle

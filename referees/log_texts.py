@@ -587,6 +587,7 @@ def _battle_proposal(template: Promise) -> Sentence:
             "who": who,
             "province": ctx.province(d.get("province")),
             "to": ctx.army(d.get("to_army")),
+            "by": ctx.army(d.get("by_army")),
             "move": _battle_move(d.get("move"), ctx),
         }
 
@@ -675,7 +676,9 @@ SENTENCES: dict[str, Sentence] = {
         gettext_lazy("At the table in %(province)s, %(who)s proposed to %(to)s: %(move)s.")
     ),
     "battle_proposal_confirmed": _battle_proposal(
-        gettext_lazy("At the table in %(province)s, %(who)s confirmed the proposal: %(move)s.")
+        gettext_lazy(
+            "At the table in %(province)s, %(by)s %(move)s, as proposed; %(who)s confirmed it."
+        )
     ),
     "battle_proposal_declined": _battle_proposal(
         gettext_lazy("At the table in %(province)s, %(who)s declined the proposal: %(move)s.")

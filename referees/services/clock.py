@@ -275,14 +275,28 @@ def clock_extend(*, tournament_id: int, seconds: int, actor: Actor, now: datetim
             _("seconds: a non-zero number of seconds up to %(max)s") % {"max": MAX_TURN_SECONDS}
         )
     if tournament.paused:
-        tournament.paused_remaining = max(0.0, (tournament.paused_remaining or 0.0) + seconds)
+        before = tournament.paused_remaining or 0.0
+        after = max(0.0, before + seconds)
     elif tournament.deadline is not None:
-        _set_deadline(tournament, max(now, tournament.deadline + timedelta(seconds=seconds)))
+        before = max(0.0, (tournament.deadline - now).total_seconds())
+        deadline = max(now, tournament.deadline + timedelta(seconds=seconds))
+        after = (deadline - now).total_seconds()
     else:
         raise refusal(_("no clock is running in this phase"), "phase")
+    # The log says what the clock gained or lost, not what was asked: "-1 min" at 0:00
+    # changes nothing, and is refused rather than logged as a minute taken off.
+    changed = round(after - before)
+    if changed == 0:
+        raise refusal(_("the clock shows 0:00 already: there is no time to take off"), "phase")
+    if tournament.paused:
+        tournament.paused_remaining = after
+    else:
+        _set_deadline(tournament, deadline)
     tournament.save(update_fields=["paused_remaining", "deadline"])
     schedule_deadline(tournament)
-    log_write(tournament, actor=actor, action="clock_extended", now=now, seconds=seconds)
+    log_write(
+        tournament, actor=actor, action="clock_extended", now=now, seconds=changed, asked=seconds
+    )
     announce(tournament, "clock")
     return tournament
 

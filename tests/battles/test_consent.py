@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from battles import services as battle_services
 from battles.models import Battle, BattleProposal
+from referees.log_texts import log_context, log_text, log_who
 from referees.models import LogEntry
 from referees.services import TournamentError
 from sl5r.api_errors import error_status
@@ -81,8 +82,27 @@ def test_r13_the_other_player_confirms_and_the_change_is_applied(game16: Game) -
         "battle_proposal_made",
         "battle_proposal_confirmed",
     ]
-    entry = LogEntry.objects.filter(tournament=game16.tournament, action="battle_action").last()
-    assert entry is not None and entry.data["move"]["by"] == "lion-1"
+
+
+def test_r13_a_confirmed_proposal_is_one_log_line_naming_proposer_and_confirmer(
+    game16: Game,
+) -> None:
+    """Issue 30: "proposed", "confirmed: marked 1 province lost" and "marked 1 province
+    lost" read as two provinces lost, and credited the confirmer with the change."""
+    battle = fight(game16, meet(game16))
+    actions_before = LogEntry.objects.filter(action="battle_action").count()
+    act(game16, battle, "lion-1", type="province", army="unicorn-2", delta=-1)
+    answer(game16, battle, BattleProposal.objects.get(battle=battle), "unicorn-2", "confirm")
+
+    assert LogEntry.objects.filter(action="battle_action").count() == actions_before
+    entry = LogEntry.objects.get(tournament=game16.tournament, action="battle_proposal_confirmed")
+    assert entry.data["move"]["by"] == "lion-1" and entry.data["by_army"] == "lion-1"
+    row = {"action": entry.action, "data": entry.data, "by": entry.actor, "turn": entry.turn}
+    text = log_text(row, log_context(game16.refresh()))
+    ctx = log_context(game16.refresh())
+    assert text.count(ctx.army("lion-1")) == 1, text  # the proposer makes the change
+    assert f"as proposed; {log_who(entry.actor)} confirmed it" in text, text
+    assert text.count("province") <= 2, text  # "in <province>" and the one province lost
 
 
 def test_r13_the_proposer_withdraws_and_nothing_changes(game16: Game) -> None:
