@@ -38,6 +38,7 @@ from referees.log_texts import (
     battle_casualties_text,
     battle_outcome_text,
     log_context,
+    rejection_text,
 )
 from referees.models import Player, Tournament
 from referees.page_refusals import judge_or_refusal, problem_page
@@ -48,7 +49,6 @@ from referees.selectors import (
 )
 from referees.services import tournament_clans
 from referees.state import tournament_state
-from referees.texts import REJECTIONS
 from sl5r.public_url import public_url as page_public_url
 from sl5r.public_url import qr_svg
 from strategic_map.clans import clan_name
@@ -202,10 +202,6 @@ ON_SWAP: dict[str, Promise] = {
     "advance": gettext_lazy("advance"),
     "stay": gettext_lazy("stay"),
 }
-
-# Why the rules engine rejected an order: its reason is "<code>: <English text>", and the
-# history shows the code's text in the reader's language (an unknown code as it came); the
-# texts are ``referees.texts.REJECTIONS``, which the services use for refused orders too.
 
 
 def _texts(strings: dict[str, Promise]) -> dict[str, str]:
@@ -479,10 +475,7 @@ def _order_text(order: dict[str, Any], names: dict[str, str]) -> str:
 
 def _rejection_text(reason: str | None) -> str | None:
     """A rejected order's reason (``"<code>: <text>"``) in the active language."""
-    if not reason:
-        return reason
-    text = REJECTIONS.get(reason.partition(":")[0].strip())
-    return str(text) if text is not None else reason
+    return rejection_text(reason) if reason else reason
 
 
 def _seat_text(seat: dict[str, Any], context: LogContext) -> str:

@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from referees.models import Player, Tournament
+from referees.texts import REJECTIONS
 from strategic_map.clans import clan_name
 from strategic_map.selectors import campaign_game_map
 
@@ -393,6 +394,23 @@ def _order_given(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
     }
 
 
+def _order_refused(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    code = str(d.get("code") or "")
+    if code == "late":
+        reason = _("it arrived after the deadline")
+    elif code in REJECTIONS:
+        reason = str(REJECTIONS[code])
+    else:
+        reason = str(d.get("refusal") or code or "…")
+    order = _("withdraw the order") if d.get("kind") == "withdraw" else _order(d, ctx)
+    return _("The order %(who)s sent for %(army)s was refused: %(order)s. Why: %(reason)s.") % {
+        "who": who,
+        "army": ctx.army(d.get("army")),
+        "order": order,
+        "reason": reason,
+    }
+
+
 def _order_withdrawn(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
     return _("%(who)s withdrew the order of %(army)s: it holds.") % {
         "who": who,
@@ -442,7 +460,25 @@ def _turn_resolved(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -
                     "armies": ctx.armies(meeting.get("armies")),
                 }
             )
+    for order in _list(d.get("rejected")):
+        if isinstance(order, Mapping):
+            parts.append(
+                _("the order of %(army)s was rejected: %(reason)s")
+                % {
+                    "army": ctx.army(order.get("army")),
+                    "reason": rejection_text(order.get("reason")),
+                }
+            )
     return f"{text} {'; '.join(parts)}."
+
+
+def rejection_text(reason: Any) -> str:
+    """A rejected order's reason (``"<code>: <English text>"``) in the reader's language (an
+    unknown code as it came)."""
+    if not isinstance(reason, str) or not reason:
+        return "…"
+    text = REJECTIONS.get(reason.partition(":")[0].strip())
+    return str(text) if text is not None else reason
 
 
 def _turn_undone(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> str:
@@ -652,6 +688,7 @@ SENTENCES: dict[str, Sentence] = {
     "negotiation_started": _plain(gettext_lazy("%(who)s started the negotiation.")),
     "order_given": _order_given,
     "order_withdrawn": _order_withdrawn,
+    "order_refused": _order_refused,
     "clock_paused": _clock_paused,
     "clock_resumed": _clock_resumed,
     "clock_extended": _clock_extended,

@@ -154,6 +154,12 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
         remaining=round(remaining),
         draws=result.get("draws", []),
         meetings=result.get("meetings", []),
+        # The orders the rules refused, with why: the line a judge rules a dispute from.
+        rejected=[
+            {"army": o.get("army"), "reason": o.get("reason")}
+            for o in result.get("orders", [])
+            if o.get("outcome") == "rejected"
+        ],
         scores=result.get("scores", {}),
         # R11: the seed is revealed once the draws are made, beside the commitment it meets.
         commitment=resolved.commitment,

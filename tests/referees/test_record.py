@@ -7,14 +7,18 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from django.utils.translation import override
 
 from referees import services
 from referees.log_texts import log_context, log_text
-from referees.models import LogEntry
+from referees.models import LogEntry, Tournament
 from referees.selectors import Viewer, turn_history
 from referees.services import OrderInput, TournamentError
 from sl5r.api_errors import error_status
-from tests.referees.conftest import Game
+from sl5r.rules.mapgraph import rokugan_map
+from strategic_map.models import Order
+from tests.battles.conftest import move, resolve
+from tests.referees.conftest import Api, Game
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +98,117 @@ def test_time_taken_off_a_paused_clock_is_what_it_had_left(game16: Game) -> None
         services.clock_extend(tournament_id=game16.id, seconds=-1, actor=judge, now=now)
     services.clock_extend(tournament_id=game16.id, seconds=90, actor=judge, now=now)
     assert game16.refresh().paused_remaining == 90.0
+
+
+def test_the_resolution_line_names_each_rejected_order_and_why(game16: Game) -> None:
+    """Issue 30: only the history said which orders the rules refused at the deadline."""
+    here = game16.province_of("crab-1")
+    assert here is not None
+    graph = rokugan_map()
+    there = sorted(p for p in graph.neighbours[here] if not graph.provinces[p].impassable)[0]
+    move(game16, "crab-1", there)
+    far = next(
+        p
+        for p in sorted(graph.provinces)
+        if p != here
+        and p not in graph.neighbours[here]
+        and there not in graph.neighbours[p]
+        and not graph.provinces[p].impassable
+    )
+    services.army_correct(
+        tournament_id=game16.id,
+        army_code="crab-1",
+        province=far,
+        reason="the paper map had it elsewhere",
+        actor=game16.judge_actor,
+        now=timezone.now(),
+    )
+    resolve(game16)
+
+    entry = LogEntry.objects.get(tournament=game16.tournament, action="turn_resolved")
+    assert [r["army"] for r in entry.data["rejected"]] == ["crab-1"]
+    row = {"action": entry.action, "data": entry.data, "by": entry.actor, "turn": entry.turn}
+    ctx = log_context(game16.refresh())
+    text = log_text(row, ctx)
+    assert f"the order of {ctx.army('crab-1')} was rejected: " in text, text
+    assert ": …" not in text and "not_adjacent" not in text, text  # words, not a code
+    with override("ru"):
+        assert "отклонён" in log_text(row, log_context(game16.refresh()))
+
+
+def _refused(game: Game) -> list[LogEntry]:
+    return list(
+        LogEntry.objects.filter(tournament=game.tournament, action="order_refused").order_by("id")
+    )
+
+
+def _text(game: Game, entry: LogEntry) -> str:
+    row = {"action": entry.action, "data": entry.data, "by": entry.actor, "turn": entry.turn}
+    return log_text(row, log_context(game.refresh()))
+
+
+def test_a_late_order_is_logged_with_its_arrival_time_sender_and_reason(
+    api: Api, game16: Game, judge_key: str
+) -> None:
+    """Issue 30: a General who pressed Send across a stalled deadline got "too late", and
+    the log had nothing, even filtered by his army."""
+    Tournament.objects.filter(pk=game16.id).update(deadline=timezone.now() - timedelta(seconds=1))
+    general = game16.player("crab")
+
+    response = api.put(
+        f"/tournaments/{game16.id}/orders/mine",
+        {"kind": "move", "path": ["shinomen-mori"]},
+        token=game16.token(general),
+    )
+
+    assert response.status_code == 409 and response.json()["code"] == "late"
+    assert not Order.objects.exists()
+    (entry,) = _refused(game16)
+    assert entry.data["army"] == "crab-1" and entry.data["code"] == "late"
+    assert entry.data["path"] == ["shinomen-mori"]
+    assert general.name in entry.actor
+    assert abs((entry.at - timezone.now()).total_seconds()) < 60  # when it arrived
+    text = _text(game16, entry)
+    assert "was refused: move to Shinomen Mori. Why: it arrived after the deadline." in text
+    with override("ru"):
+        assert "после срока" in _text(game16, entry)
+    by_army = api.get(f"/tournaments/{game16.id}/log?army=crab-1", token=judge_key)
+    assert "order_refused" in [row["action"] for row in by_army.json()["entries"]]
+
+
+def test_an_order_the_rules_refuse_is_logged_with_the_rule(api: Api, game16: Game) -> None:
+    response = api.put(
+        f"/tournaments/{game16.id}/orders/mine",
+        {"kind": "move", "path": ["unicorn-utaku"]},
+        token=game16.token(game16.player("crab")),
+    )
+
+    assert response.status_code == 422
+    (entry,) = _refused(game16)
+    assert entry.data["code"] == "not_adjacent"
+    assert "Why: that province is not next to the army." in _text(game16, entry)
+
+
+def test_a_refused_order_given_without_a_link_is_logged_too(game16: Game) -> None:
+    """The session path (``order_give``): its refusal rolls back, the log line stays."""
+    Tournament.objects.filter(pk=game16.id).update(deadline=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(TournamentError):
+        services.order_give(
+            player=game16.player("lion"), order=OrderInput("hold"), now=timezone.now()
+        )
+
+    (entry,) = _refused(game16)
+    assert entry.data["army"] == "lion-1" and entry.data["code"] == "late"
+
+
+def test_an_order_from_a_revoked_link_is_refused_without_a_line_in_anyones_name(
+    api: Api, game16: Game
+) -> None:
+    general = game16.player("crab")
+    token = game16.token(general)
+    services.player_token_reissue(player=general, actor=game16.judge_actor, now=timezone.now())
+
+    response = api.put(f"/tournaments/{game16.id}/orders/mine", {"kind": "hold"}, token=token)
+
+    assert response.status_code in (401, 403)
+    assert _refused(game16) == []
