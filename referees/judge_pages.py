@@ -90,6 +90,7 @@ JUDGE_STRINGS: dict[str, Promise] = {
     **COMMON_STRINGS,
     "done": gettext_lazy("Done."),
     "working": gettext_lazy("Working…"),
+    "flag_ruled": gettext_lazy("Ruled on: clear"),
     "network_error": gettext_lazy(
         "The server could not be reached. Check the connection and try again."
     ),

@@ -148,7 +148,7 @@ BACKUP_KINDS = frozenset(
 
 # The changes that leave what an order is checked against as it was (``frame_version``):
 # orders themselves, a Daimyo's instructions, a judge's announcements.
-FRAME_KEEPING_KINDS = frozenset({"order", "instruction", "announcement"})
+FRAME_KEEPING_KINDS = frozenset({"order", "instruction", "announcement", "flag"})
 
 
 @dataclass

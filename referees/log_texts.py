@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
@@ -67,6 +69,19 @@ class LogContext:
     provinces: Mapping[str, str] = field(default_factory=dict)
     army_players: Mapping[str, str] = field(default_factory=dict)
     players: Mapping[int, str] = field(default_factory=dict)
+    time_zone: str = "UTC"
+
+    def clock_time(self, value: Any) -> str:
+        """An ISO time as the tournament's clocks show it: ``10:54:45``."""
+        try:
+            moment = datetime.fromisoformat(str(value))
+        except ValueError:
+            return "?"
+        try:
+            zone = ZoneInfo(self.time_zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            zone = ZoneInfo("UTC")
+        return moment.astimezone(zone).strftime("%H:%M:%S")
 
     def province(self, code: Any) -> str:
         if not code:
@@ -99,6 +114,7 @@ def log_context(tournament: Tournament) -> LogContext:
         provinces={code: p.name for code, p in game_map.provinces.items()},
         army_players={p.army.code: p.name for p in players if p.army is not None},
         players={p.pk: p.name for p in players},
+        time_zone=tournament.time_zone or "UTC",
     )
 
 
@@ -481,6 +497,49 @@ def rejection_text(reason: Any) -> str:
     return str(text) if text is not None else reason
 
 
+def _deadline_missed(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> str:
+    text = _(
+        "The deadline of turn %(turn)s (%(deadline)s) passed while the server was not "
+        "serving: the turn was resolved %(late)s late, and orders sent around the deadline "
+        "may have been refused as late through no fault of their senders."
+    ) % {
+        "turn": turn or "?",
+        "deadline": ctx.clock_time(d.get("deadline")),
+        "late": _minutes(d.get("late_by")),
+    }
+    orders = [o for o in _list(d.get("orders")) if isinstance(o, Mapping)]
+    if not orders:
+        none = _("No order arrived around it.")
+        return f"{text} {none}"
+    lines = []
+    for order in orders:
+        action, code = order.get("action"), order.get("code")
+        if action == "order_given":
+            what = _("order given")
+        elif action == "order_withdrawn":
+            what = _("order withdrawn")
+        elif code == "late":
+            what = _("order refused as late")
+        else:
+            what = _("order refused")
+        lines.append(
+            _("%(time)s %(army)s: %(what)s")
+            % {
+                "time": ctx.clock_time(order.get("at")),
+                "army": ctx.army(order.get("army")),
+                "what": what,
+            }
+        )
+    return _("%(text)s Orders around it: %(orders)s.") % {"text": text, "orders": "; ".join(lines)}
+
+
+def _deadline_ruled(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> str:
+    return _("%(who)s ruled on the missed deadline of turn %(turn)s.") % {
+        "who": who,
+        "turn": turn or "?",
+    }
+
+
 def _turn_undone(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> str:
     discarded = _list(d.get("discarded"))
     text = _("%(who)s undid the resolution of turn %(turn)s; it reopened with %(time)s.") % {
@@ -734,6 +793,8 @@ TURN_SENTENCES: dict[str, Callable[[str, Mapping[str, Any], LogContext, Any], st
     "turn_opened": _turn_opened,
     "turn_resolved": _turn_resolved,
     "turn_undone": _turn_undone,
+    "turn_deadline_missed": _deadline_missed,
+    "turn_deadline_ruled": _deadline_ruled,
     "draw_renewed": _draw_renewed,
     "game_ended": _game_ended,
 }

@@ -612,6 +612,15 @@ class ScoreHistoryOut(Schema):
     scores: dict[str, int]
 
 
+class FlagOut(Schema):
+    """A deadline that passed while the server was not serving, not yet ruled on."""
+
+    id: int = Field(..., description="clear it with POST …/clock/flags/{id}/ruled")
+    turn: int | None
+    at: IsoTime
+    text: str = Field(..., description="what happened and the orders around it, in words")
+
+
 class StateOut(Schema):
     """What the caller may see of the tournament now (R1.1)."""
 
@@ -629,6 +638,9 @@ class StateOut(Schema):
         None, description="R7: the Small Farms each clan's Generals bring to a battle now"
     )
     last_draws: list[DrawOut] | None = Field(None, description="judges: the last turn's draws")
+    flags: list[FlagOut] | None = Field(
+        None, description="judges: missed deadlines not yet ruled on"
+    )
     declared_clans: dict[str, bool] | None = Field(
         None, description="R3.1: whether each clan has declared (a player: his own clan)"
     )

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from django.db.models import Q
 
-from referees.log_texts import log_actor_player, log_kind
+from referees.log_texts import log_actor_player, log_context, log_kind, log_text
 from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
 from referees.texts import REJECTIONS
 from sl5r.rules.clans import CLANS
@@ -290,6 +290,8 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
         )
     if viewer.kind == "judge" and last is not None and last.result:
         state["last_draws"] = last.result.get("draws", [])
+    if viewer.kind == "judge":
+        state["flags"] = deadline_flags(tournament=tournament)
     # R3.1: which clans have declared their starting positions (every clan for a judge, his
     # own for a player), never where.
     declared = declared_clans(armies.values(), placed)
@@ -315,6 +317,39 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
     if sight.scores:
         state["score_history"] = score_history(tournament=tournament)
     return state
+
+
+def deadline_flags(*, tournament: Tournament) -> list[dict[str, Any]]:
+    """The missed deadlines no judge has ruled on yet (``turn_deadline_missed`` without a
+    ``turn_deadline_ruled``), each with its sentence in the reader's language."""
+    ruled = {
+        flag
+        for flag in LogEntry.objects.filter(
+            tournament=tournament, action="turn_deadline_ruled"
+        ).values_list("data__flag", flat=True)
+    }
+    entries = [
+        entry
+        for entry in LogEntry.objects.filter(
+            tournament=tournament, action="turn_deadline_missed"
+        ).order_by("at", "pk")
+        if entry.pk not in ruled
+    ]
+    if not entries:
+        return []
+    context = log_context(tournament)
+    return [
+        {
+            "id": entry.pk,
+            "turn": entry.turn,
+            "at": entry.at.isoformat(),
+            "text": log_text(
+                {"action": entry.action, "data": entry.data, "by": entry.actor, "turn": entry.turn},
+                context,
+            ),
+        }
+        for entry in entries
+    ]
 
 
 def army_reform(

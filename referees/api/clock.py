@@ -87,6 +87,18 @@ def clock_redraw(request: HttpRequest, tournament_id: int, payload: RedrawIn) ->
     )
 
 
+@_clock_route("flags/{flag_id}/ruled", "Clear a missed deadline's flag, once ruled on")
+def deadline_flag_rule(request: HttpRequest, tournament_id: int, flag_id: int) -> dict[str, Any]:
+    """A deadline that passed while the server was not serving is flagged on the console
+    (the state's ``flags``) until a judge clears it here; the log keeps both."""
+    tournament, actor = judge_of(request, tournament_id)
+    return done(
+        services.deadline_flag_rule(
+            tournament_id=tournament.pk, flag_id=flag_id, actor=actor, now=timezone.now()
+        )
+    )
+
+
 @_clock_route("undo", "Undo the last resolution; the clock pauses")
 def clock_undo(request: HttpRequest, tournament_id: int, payload: UndoIn) -> dict[str, Any]:
     tournament, actor = judge_of(request, tournament_id)

@@ -13,7 +13,13 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from battles.services import battles_stop, battles_sync
-from referees.deadlines import order_settle, schedule_deadline, settle_hold, tick_due_at
+from referees.deadlines import (
+    order_settle,
+    order_settle_max,
+    schedule_deadline,
+    settle_hold,
+    tick_due_at,
+)
 from referees.kernel import (
     CLOCK,
     Actor,
@@ -24,7 +30,7 @@ from referees.kernel import (
     tournament_lock,
     unit_of_work,
 )
-from referees.models import Tournament
+from referees.models import LogEntry, Tournament
 from referees.services.setup import MAX_TURN_SECONDS
 from referees.services.start import phase_advance, phase_enter
 from strategic_map.models import Turn
@@ -130,6 +136,83 @@ def _game_over(tournament: Tournament, number: int, now: datetime) -> bool:
     return tournament.ends_at is not None and now >= tournament.ends_at
 
 
+# Past the settle window, the clocks resolve a turn within a sweep or two (1-2 s). A
+# resolution later than this after the window means nothing was serving at the deadline:
+# the process was stalled, the laptop asleep, the server down. Orders sent then got "too
+# late" on waking, through no fault of their senders: the judges are told, to rule.
+STALL_SECONDS = 10.0
+# The orders shown with such a flag: those that arrived from this long before the deadline
+# until the turn was resolved.
+STALL_ORDERS_BEFORE = timedelta(seconds=60)
+STALL_ORDERS_MAX = 100
+
+
+def _deadline_missed_flag(
+    tournament: Tournament, *, number: int, deadline: datetime, now: datetime
+) -> None:
+    late = now - deadline
+    if late <= order_settle_max() + timedelta(seconds=STALL_SECONDS):
+        return
+    around = (
+        LogEntry.objects.filter(
+            tournament=tournament,
+            action__in=("order_given", "order_withdrawn", "order_refused"),
+            at__gte=deadline - STALL_ORDERS_BEFORE,
+            at__lte=now,
+        )
+        .order_by("at", "pk")
+        .values("pk", "action", "at", "actor", "data")[:STALL_ORDERS_MAX]
+    )
+    log_write(
+        tournament,
+        actor=CLOCK,
+        action="turn_deadline_missed",
+        now=now,
+        turn=number,
+        deadline=deadline.isoformat(),
+        late_by=round(late.total_seconds()),
+        orders=[
+            {
+                "entry": row["pk"],
+                "action": row["action"],
+                "at": row["at"].isoformat(),
+                "by": row["actor"],
+                "army": row["data"].get("army"),
+                "code": row["data"].get("code"),
+            }
+            for row in around
+        ],
+    )
+
+
+@unit_of_work()
+def deadline_flag_rule(
+    *, tournament_id: int, flag_id: int, actor: Actor, now: datetime
+) -> Tournament:
+    """A judge has seen a missed deadline's flag (``turn_deadline_missed``) and ruled on it:
+    it leaves the consoles, and the log keeps who cleared it and when."""
+    tournament = tournament_lock(tournament_id)
+    flag = LogEntry.objects.filter(
+        tournament=tournament, pk=flag_id, action="turn_deadline_missed"
+    ).first()
+    if flag is None:
+        raise refusal(_("there is no such flag in this tournament"), "not_found")
+    if LogEntry.objects.filter(
+        tournament=tournament, action="turn_deadline_ruled", data__flag=flag_id
+    ).exists():
+        return tournament  # cleared already (by another judge, or a second click)
+    log_write(
+        tournament,
+        actor=actor,
+        action="turn_deadline_ruled",
+        now=now,
+        turn=flag.turn,
+        flag=flag_id,
+    )
+    announce(tournament, "flag")
+    return tournament
+
+
 def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> bool:
     turn = campaign_open_turn(tournament.campaign)
     if turn is None:
@@ -141,10 +224,13 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
         remaining = max(0.0, (tournament.deadline - now).total_seconds())
     else:
         remaining = 0.0
+    deadline = None if tournament.paused else tournament.deadline
     resolved = turn_resolve(turn_id=turn.pk, now=now, by=actor.label)
     if resolved is None:
         return False
     result = resolved.result or {}
+    if actor == CLOCK and deadline is not None:
+        _deadline_missed_flag(tournament, number=resolved.number, deadline=deadline, now=now)
     log_write(
         tournament,
         actor=actor,

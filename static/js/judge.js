@@ -359,6 +359,18 @@ function drawPositions() {
   $("positions-armies").replaceChildren(...(fields.length ? fields : [el("p", { className: "muted", text: S.no_army })]));
 }
 
+// A deadline that passed while the server was not serving: what happened and the orders
+// around it, until a judge has ruled (the log keeps both).
+function drawFlags() {
+  const flags = state.flags || [];
+  $("flags").hidden = !flags.length;
+  $("flags-list").replaceChildren(...flags.map((flag) => {
+    const button = el("button", { text: S.flag_ruled, attrs: { type: "button", "data-flag": String(flag.id) } });
+    button.addEventListener("click", () => act(button, () => api("POST", `/clock/flags/${flag.id}/ruled`)));
+    return el("li", {}, el("p", { text: flag.text }), button);
+  }));
+}
+
 function drawAnnouncements() {
   const items = (state.announcements || []).map((a) =>
     el("li", {}, el("time", { text: formatTime(a.at, config.timeZone), attrs: { datetime: a.at } }), document.createTextNode(` ${a.text}`)));
@@ -450,6 +462,7 @@ function apply(fresh) {
   drawOrders();
   drawArmySelects();
   drawLogArmies();
+  drawFlags();
   drawAnnouncements();
   drawTables();
   drawScores();
