@@ -25,7 +25,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
-from referees.access import IssuedKey, user_judges
+from referees.access import user_judges
 from referees.judging import (
     MAX_KEY_LABEL,
     JudgeInvitation,
@@ -96,8 +96,7 @@ def _page(
     add_form: UsernameForm | None = None,
     invite_form: UsernameForm | None = None,
     key_form: KeyForm | None = None,
-    invitation: JudgeInvitation | None = None,
-    issued: IssuedKey | None = None,
+    shown: dict[str, Any] | None = None,
     problem: str = "",
 ) -> HttpResponse:
     user = request.user
@@ -123,20 +122,14 @@ def _page(
         "keys": user_judge_keys(user=user),
         "problem": problem,
     }
-    if invitation is not None:
-        url = public_url(request, invitation.path)
-        context["invitation"] = {
-            "name": invitation.user.get_username(),
-            "url": url,
-            "qr": qr_svg(url),
-        }
-    if issued is not None:
-        context["issued"] = {
-            "key": issued.key,
-            "label": issued.judge_key.label,
-            "id": issued.judge_key.pk,
-            "example_url": public_url(request, f"/api/tournaments/{tournament.pk}/state"),
-        }
+    if shown is not None and shown.get("tournament") == tournament.pk:
+        if "invitation" in shown:
+            context["invitation"] = {
+                **shown["invitation"],
+                "qr": qr_svg(shown["invitation"]["url"]),
+            }
+        if "issued" in shown:
+            context["issued"] = shown["issued"]
     with timezone.override(tournament.time_zone):
         return render(request, "referees/judges.html", context, status=status)
 
@@ -165,7 +158,25 @@ def judges_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
     if refusal is not None:
         return refusal
     assert tournament is not None
-    return _page(request, tournament)
+    # What a form just made, shown once: a reload or the back button finds it gone.
+    return _page(request, tournament, shown=request.session.pop(SHOWN_ONCE, None))
+
+
+# A one-time link or a new API key is shown on the page the form redirects to (so that a
+# reload never posts the form again), kept in the judge's own session until then.
+SHOWN_ONCE = "judges_shown_once"
+
+
+def _show_once(request: HttpRequest, tournament: Tournament, **shown: Any) -> HttpResponse:
+    request.session[SHOWN_ONCE] = {"tournament": tournament.pk, **shown}
+    return redirect(_judges_url(tournament))
+
+
+def _invitation_shown(request: HttpRequest, invitation: JudgeInvitation) -> dict[str, Any]:
+    return {
+        "name": invitation.user.get_username(),
+        "url": public_url(request, invitation.path),
+    }
 
 
 def _form_posted(
@@ -231,7 +242,7 @@ def judge_invite_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
             actor=_actor(request),
             now=timezone.now(),
         )
-        return _page(request, tournament, invitation=invitation)
+        return _show_once(request, tournament, invitation=_invitation_shown(request, invitation))
 
     return _form_posted(
         request,
@@ -262,7 +273,7 @@ def judge_link_page(request: HttpRequest, tournament_id: int) -> HttpResponse:
         )
     except TournamentError as error:
         return _page(request, tournament, status=error_status(error), problem=error.message)
-    return _page(request, tournament, invitation=invitation)
+    return _show_once(request, tournament, invitation=_invitation_shown(request, invitation))
 
 
 def _confirm(
@@ -361,7 +372,16 @@ def judge_key_create_page(request: HttpRequest, tournament_id: int) -> HttpRespo
             actor=_actor(request),
             now=timezone.now(),
         )
-        return _page(request, tournament, issued=issued)
+        return _show_once(
+            request,
+            tournament,
+            issued={
+                "key": issued.key,
+                "label": issued.judge_key.label,
+                "id": issued.judge_key.pk,
+                "example_url": public_url(request, f"/api/tournaments/{tournament.pk}/state"),
+            },
+        )
 
     return _form_posted(
         request, tournament_id, make_form=_key_form, form_key="key_form", field="label", act=act

@@ -301,7 +301,10 @@ class UndoPreviewOut(Schema):
     """What undoing the last resolved turn would discard, and its clock (R4)."""
 
     turn: int = Field(..., description="the turn that reopens")
-    default_seconds: int = Field(..., description="the time it had left, at least 120")
+    default_seconds: int = Field(
+        ..., description="what it reopens with: the time it had left, or 120 if under 60"
+    )
+    left_seconds: int = Field(..., description="the time it really had left when resolved")
     full_seconds: int = Field(..., description="a full turn")
     items: list[UndoItemOut]
 

@@ -98,6 +98,7 @@ class UndoPreview:
     default_seconds: int
     full_seconds: int
     items: tuple[UndoItem, ...]
+    left_seconds: int = 0  # what the turn really had left when it was resolved
 
 
 def _who(label: str) -> str:
@@ -148,9 +149,8 @@ def _undo_last(tournament: Tournament) -> Turn:
     return last
 
 
-def _undo_default_seconds(tournament: Tournament, last: Turn) -> int:
-    """The time ``last`` had left when it was resolved (recorded with its resolution), and
-    at least UNDO_LEAST_DEFAULT: a turn resolved at its deadline reopens with 2 minutes."""
+def _undo_left_seconds(tournament: Tournament, last: Turn) -> int:
+    """The time ``last`` had left when it was resolved (recorded with its resolution)."""
     entry = (
         LogEntry.objects.filter(tournament=tournament, action="turn_resolved", turn=last.number)
         .order_by("-at", "-pk")
@@ -161,7 +161,13 @@ def _undo_default_seconds(tournament: Tournament, last: Turn) -> int:
         left = float(entry.data["remaining"])
     elif last.deadline is not None and last.resolved_at is not None:
         left = max(0.0, (last.deadline - last.resolved_at).total_seconds())
-    return min(UNDO_MAX_SECONDS, max(UNDO_LEAST_DEFAULT, round(left)))
+    return min(UNDO_MAX_SECONDS, round(left))
+
+
+def _undo_default_seconds(left: int) -> int:
+    """The reopened turn gets the time it had left; a turn resolved with less than a minute
+    (at its deadline, most often) reopens with UNDO_LEAST_DEFAULT, to be played out."""
+    return left if left >= UNDO_MIN_SECONDS else UNDO_LEAST_DEFAULT
 
 
 def _undo_items(tournament: Tournament, last: Turn) -> list[UndoItem]:
@@ -251,9 +257,11 @@ def undo_preview(*, tournament_id: int) -> UndoPreview:
     """What ``clock_undo`` would discard now, and the time the reopened turn gets (R4)."""
     tournament = tournament_lock(tournament_id)
     last = _undo_last(tournament)
+    left = _undo_left_seconds(tournament, last)
     return UndoPreview(
         turn=last.number,
-        default_seconds=_undo_default_seconds(tournament, last),
+        default_seconds=_undo_default_seconds(left),
+        left_seconds=left,
         full_seconds=tournament.turn_seconds,
         items=tuple(_undo_items(tournament, last)),
     )
@@ -272,9 +280,10 @@ def clock_undo(
     """Undo the last resolution: the board goes back, that turn reopens, the clock pauses.
 
     The reopened turn waits paused for the judge's Resume, with ``seconds`` on its clock or
-    by default the time it had left when it was resolved (at least 2 minutes). What the undo
-    discards (see ``undo_preview``) is written in the log. ``turn`` is the turn the judge saw
-    as the last one played: if it is not (the same request came twice), nothing is undone.
+    by default the time it had left when it was resolved (2 minutes if that was under one).
+    What the undo discards (see ``undo_preview``) is written in the log. ``turn`` is the turn
+    the judge saw as the last one played: if it is not (the same request came twice),
+    nothing is undone.
     """
     if seconds is not None and not UNDO_MIN_SECONDS <= seconds <= UNDO_MAX_SECONDS:
         raise refusal(
@@ -290,7 +299,11 @@ def clock_undo(
             % {"turn": turn},
             "stale",
         )
-    remaining = seconds if seconds is not None else _undo_default_seconds(tournament, last)
+    remaining = (
+        seconds
+        if seconds is not None
+        else _undo_default_seconds(_undo_left_seconds(tournament, last))
+    )
     discarded = _undo_items(tournament, last)
 
     if last.resolved_at is not None:

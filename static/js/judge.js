@@ -556,7 +556,12 @@ function showUndoDialog(preview) {
         el("span", { className: "undo-who", text: item.who }))));
   list.hidden = preview.items.length === 0;
   $("undo-nothing").hidden = preview.items.length > 0;
-  $("undo-left").textContent = fill($("undo-left").dataset.text, { time: formatClock(preview.default_seconds) });
+  // The time the turn really had (1:17 resolved early, 0:00 by the clock); under a minute
+  // it reopens with the default the server names, and says so.
+  const left = $("undo-left");
+  left.textContent = preview.left_seconds === preview.default_seconds
+    ? fill(left.dataset.text, { time: formatClock(preview.left_seconds) })
+    : fill(left.dataset.short, { left: formatClock(preview.left_seconds), time: formatClock(preview.default_seconds) });
   $("undo-full").textContent = fill($("undo-full").dataset.text, { time: formatClock(preview.full_seconds) });
   const form = $("undo-form");
   form.querySelector('input[name="time"][value="left"]').checked = true;

@@ -53,7 +53,8 @@ def footprint(scene: Scene) -> dict[str, Any]:
     tournament = Tournament.objects.select_related("campaign").get(pk=scene.id)
     return {
         "orders": list(Order.objects.order_by("pk").values_list("pk", flat=True)),
-        "log": LogEntry.objects.count(),
+        # A refused order is itself logged (issue 30), and nothing else is.
+        "log": LogEntry.objects.exclude(action="order_refused").count(),
         "announcements": Announcement.objects.count(),
         "instructions": Instruction.objects.count(),
         "players": list(Player.objects.order_by("pk").values_list("pk", "name", "token_nonce")),
@@ -431,6 +432,14 @@ def test_bad_request_is_refused_clearly_and_stores_nothing(
     else:
         assert case.says in response.content.decode(), response.content[:500]
     assert footprint(scene) == before
+    refusals = LogEntry.objects.filter(action="order_refused")
+    if case.code in {"late", "not_open"}:
+        # An order the service refused: the judges can read what was sent, when and why. A
+        # request that is not an order at all (malformed, forged) is answered, not logged.
+        (logged,) = refusals
+        assert logged.data["army"] == "lion-1" and logged.data["code"] == case.code
+    else:
+        assert not refusals.exists()
 
 
 # --- Replays -----------------------------------------------------------------------------

@@ -579,7 +579,7 @@ async def test_event_reaches_the_socket_through_redis(
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": ["redis://127.0.0.1:6379/13"],
+                "hosts": [redis_url],
                 "prefix": f"sl5r-test-{uuid.uuid4().hex[:8]}",
             },
         }

@@ -121,7 +121,10 @@ def test_inviting_shows_the_link_once_on_the_venue_address_with_a_qr_code(
     judge_client: Client, game: Game, settings: Any
 ) -> None:
     settings.SL5R_SITE_URL = "http://192.168.1.20:8000"
-    answer = judge_client.post(_url("judge_invite", game), {"invite-username": "second"})
+    posted = judge_client.post(_url("judge_invite", game), {"invite-username": "second"})
+    # Issue 30: the form redirects, so a reload or the back button never posts it again.
+    assert posted.status_code == 302 and posted["Location"] == _url("judges", game)
+    answer = judge_client.get(posted["Location"])
     assert answer.status_code == 200
     html = answer.content.decode()
     found = re.search(r'value="(http://192\.168\.1\.20:8000/accounts/welcome/[^"]+/)"', html)
@@ -148,9 +151,10 @@ def test_a_pending_judge_can_get_a_new_link(judge_client: Client, game: Game) ->
     second = next(u for u in tournament_judges(tournament=game.refresh()) if u.pk != game.judge.pk)
     html = judge_client.get(_url("judges", game)).content.decode()
     assert f'name="judge" value="{second.pk}"' in html
-    answer = judge_client.post(_url("judge_link", game), {"judge": second.pk})
-    assert answer.status_code == 200
+    answer = judge_client.post(_url("judge_link", game), {"judge": second.pk}, follow=True)
+    assert answer.redirect_chain == [(_url("judges", game), 302)]
     assert "/accounts/welcome/" in answer.content.decode()
+    assert "/accounts/welcome/" not in judge_client.get(_url("judges", game)).content.decode()
 
 
 def test_removing_asks_first_then_removes(
@@ -235,8 +239,8 @@ def test_the_console_shows_the_judges_and_links_to_their_page(
 def test_a_new_key_is_shown_once_with_its_header_and_revoked_after_asking(
     judge_client: Client, game: Game, api: Api
 ) -> None:
-    made = judge_client.post(_url("judge_key_create", game), {"key-label": "laptop"})
-    assert made.status_code == 200
+    made = judge_client.post(_url("judge_key_create", game), {"key-label": "laptop"}, follow=True)
+    assert made.redirect_chain == [(_url("judges", game), 302)]
     html = made.content.decode()
     key = re.search(r"Authorization: Bearer (sl5rj_[\w-]+)", html)
     assert key, html

@@ -117,7 +117,8 @@ def test_r4_a_turn_resolved_at_its_deadline_reopens_with_two_minutes(game16: Gam
     deadline = game16.refresh().deadline
     assert deadline is not None
     services.clock_tick(tournament_id=game16.id, now=deadline)
-    assert services.undo_preview(tournament_id=game16.id).default_seconds == 120
+    preview = services.undo_preview(tournament_id=game16.id)
+    assert (preview.left_seconds, preview.default_seconds) == (0, 120)
 
     services.clock_undo(
         tournament_id=game16.id,
@@ -282,3 +283,23 @@ def test_r4_play_at_a_table_the_undone_turn_left_alone_is_kept_and_not_listed(
     services.clock_undo(tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now())
     battle.refresh_from_db()
     assert battle.state == state
+
+
+def test_r4_a_turn_resolved_with_1_17_left_reopens_with_1_17_not_two_minutes(
+    game16: Game,
+) -> None:
+    """Issue 30: the dialog offered "the time it had left: 2:00" for a turn resolved early
+    with 1:17 left."""
+    deadline = game16.refresh().deadline
+    assert deadline is not None
+    services.clock_resolve_now(
+        tournament_id=game16.id, actor=game16.judge_actor, now=deadline - timedelta(seconds=77)
+    )
+    preview = services.undo_preview(tournament_id=game16.id)
+    assert (preview.left_seconds, preview.default_seconds) == (77, 77)
+
+    services.clock_undo(
+        tournament_id=game16.id, actor=game16.judge_actor, now=deadline, reason="mis-click"
+    )
+
+    assert game16.refresh().paused_remaining == 77
