@@ -50,13 +50,29 @@ hypothesis_settings.load_profile(
 
 # pytest-xdist (`make test` runs `--dist loadgroup`) sends each test to whichever worker is
 # free, except the tests of one xdist_group, which go to one worker together:
-# - "redis": every test on the shared Redis server. They use fixed database numbers
-#   (tests/service_checks.py, the Celery and cluster fixtures) and empty them, so two at once
-#   would empty each other's.
+# - Redis: a module in REDIS_DATABASES has Redis databases of its own (``redis_url`` and,
+#   for the Celery tests, its ``CELERY_REDIS_DB``): its tests are one group, and run beside
+#   the other modules'. Every other test on Redis (the cluster's, which share database 12)
+#   is in the one group "redis", on database 15 (tests/service_checks.py).
 # - the browser tests, one group: one served site and one Chromium for all of them (their
 #   fixtures are package-scoped), not one per worker.
 # - a module whose tests share a served site (tests/abuse's module-scoped ``served_site``).
 SHARED_REDIS_FIXTURE = "redis_url"
+# The ``redis_url`` database of each module that has its own. A database is never shared:
+# the Celery modules' broker databases (``CELERY_REDIS_DB``) are 9, 11, 13 and 14, the
+# cluster's 12, the shared group's 15; tests/test_test_groups.py checks the numbers apart.
+REDIS_DATABASES = {
+    "tests/battles/test_flow.py": 1,
+    "tests/referees/test_consumers.py": 2,
+    "tests/referees/test_waiting_orders.py": 3,
+    "tests/referees/test_fanout.py": 4,
+    "tests/referees/test_ratelimit.py": 5,
+    "tests/test_services.py": 6,
+    "tests/referees/test_tasks_celery.py": 7,
+    "tests/referees/test_tournament_e2e.py": 8,
+    "tests/faults/test_service_faults.py": 9,  # its broker is the test's own redis-server
+    "tests/faults/test_celery_faults.py": 10,
+}
 MODULE_SERVER_FIXTURES = frozenset({"served_site"})
 
 
@@ -73,7 +89,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("xdist_group") is not None:
             continue
         if SHARED_REDIS_FIXTURE in names:
-            group = "redis"
+            module = item.nodeid.split("::", 1)[0]
+            group = f"redis:{module}" if module in REDIS_DATABASES else "redis"
         elif item.nodeid.startswith("tests/browser/"):
             group = "browser"
         elif MODULE_SERVER_FIXTURES.intersection(names):
@@ -141,11 +158,19 @@ def django_db_setup(django_db_setup: None) -> Iterator[None]:
         executor.submit(connections.close_all).result(timeout=30)
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    """URL of a Redis server that answers; skipped without one, a failure in CI."""
+@pytest.fixture(scope="module")
+def redis_url(request: pytest.FixtureRequest) -> str:
+    """URL of a Redis server that answers (skipped without one, a failure in CI), on the
+    module's own database where it has one (``REDIS_DATABASES``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
     require_service("Redis", redis_problem(REDIS_URL))
-    return REDIS_URL
+    module = request.node.nodeid.split("::", 1)[0]
+    number = REDIS_DATABASES.get(module)
+    if number is None:
+        return REDIS_URL
+    parts = urlsplit(REDIS_URL)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{number}", parts.query, ""))
 
 
 @pytest.fixture(scope="session")

@@ -189,7 +189,7 @@ def test_r7_r8_every_step_of_a_battle_is_announced_through_redis_with_a_newer_ve
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": ["redis://127.0.0.1:6379/13"],
+                "hosts": [redis_url],
                 "prefix": f"sl5r-test-{uuid.uuid4().hex[:8]}",
             },
         }
