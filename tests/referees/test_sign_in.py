@@ -65,6 +65,16 @@ def test_sign_in_goes_back_to_the_page_that_asked_for_it(client: Client, game16:
     assert client.get(console).status_code == 200
 
 
+def test_the_sign_in_form_carries_the_page_that_asked_for_it(client: Client, game16: Game) -> None:
+    """The console sends a stranger to ``/accounts/sign-in/?next=…``; the form must post
+    that page back (its hidden field had no name, and every judge landed on his home)."""
+    console = reverse("referees:judge", args=[game16.id])
+    html = client.get(f"{SIGN_IN}?next={console}").content.decode()
+    form = re.search(r'<form [^>]*class="stacked-form".*?</form>', html, re.DOTALL)
+    assert form, html
+    assert f'<input type="hidden" name="next" value="{console}">' in form.group(0)
+
+
 def test_sign_in_never_sends_the_judge_to_another_site(
     client: Client, judge_user: AbstractBaseUser
 ) -> None:
