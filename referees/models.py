@@ -152,7 +152,12 @@ class LogEntry(models.Model):
         verbose_name = _("log entry")
         verbose_name_plural = _("log entries")
         ordering = ["tournament", "id"]
-        indexes = [models.Index(fields=["tournament", "id"], name="log_tournament")]
+        indexes = [
+            models.Index(fields=["tournament", "id"], name="log_tournament"),
+            # Entries of one kind, read on every judge's state (the missed-deadline flags)
+            # and by an undo, among a day's thousands of order lines.
+            models.Index(fields=["tournament", "action"], name="log_tournament_action"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.at:%H:%M:%S} {self.actor} {self.action}"
