@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 
 from referees.access import user_is_active
 from referees.models import LogEntry, Tournament
+from referees.texts import turn_words
 from strategic_map.models import Turn
 
 if TYPE_CHECKING:
@@ -44,6 +45,13 @@ class TournamentRow:
     def under_way(self) -> bool:
         return self.phase not in (Tournament.Phase.SETUP, Tournament.Phase.FINISHED)
 
+    @property
+    def turn_words(self) -> str:
+        """ "Ended after turn 5 of 8" once over; else empty (the card shows "3 / 8")."""
+        if self.phase != Tournament.Phase.FINISHED:
+            return ""
+        return turn_words(turn=self.turn, turns_total=self.turns_total, ended_after_turn=self.turn)
+
 
 class _Counted(TypedDict):
     current_turn: int
@@ -63,18 +71,10 @@ def _annotated(
         .values("number")[:1]
     )
     last_log = LogEntry.objects.filter(tournament=OuterRef("pk")).order_by("-id").values("at")[:1]
-    # "End the game" leaves its open turn unplayed: the turn it ended in is the log's.
-    ended_in = (
-        LogEntry.objects.filter(tournament=OuterRef("pk"), action="game_ended")
-        .order_by("-id")
-        .values("turn")[:1]
-    )
+    # "End the game" leaves its open turn unplayed (undone): a finished tournament's turn is
+    # the last one played, as every page says ("ended after turn 5").
     return tournaments.annotate(
-        current_turn=Coalesce(
-            Subquery(ended_in, output_field=IntegerField()),
-            Subquery(current_turn, output_field=IntegerField()),
-            0,
-        ),
+        current_turn=Coalesce(Subquery(current_turn, output_field=IntegerField()), 0),
         registered=Count("players", distinct=True),
         last_activity=Subquery(last_log),
     ).order_by("-created_at", "-id")

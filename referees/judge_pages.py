@@ -49,6 +49,7 @@ from referees.selectors import (
 )
 from referees.services import tournament_clans
 from referees.state import tournament_state
+from referees.texts import state_turn_words
 from sl5r.public_url import public_url as page_public_url
 from sl5r.public_url import qr_svg
 from strategic_map.clans import clan_name
@@ -64,6 +65,8 @@ COMMON_STRINGS: dict[str, Promise] = {
     "turn": gettext_lazy("Turn"),
     "turn_of": gettext_lazy("Turn %(turn)s of %(total)s"),
     "turn_n": gettext_lazy("Turn %(turn)s"),
+    "ended_after_of": gettext_lazy("Ended after turn %(turn)s of %(total)s"),
+    "ended_after": gettext_lazy("Ended after turn %(turn)s"),
     "paused": gettext_lazy("Paused"),
     "no_clock": gettext_lazy("No clock is running"),
     "live_connected": gettext_lazy("Live"),
@@ -91,6 +94,7 @@ JUDGE_STRINGS: dict[str, Promise] = {
     "done": gettext_lazy("Done."),
     "working": gettext_lazy("Working…"),
     "flag_ruled": gettext_lazy("Ruled on: clear"),
+    "destroyed_reform": gettext_lazy("destroyed: may reform from turn %(turn)s"),
     "network_error": gettext_lazy(
         "The server could not be reached. Check the connection and try again."
     ),
@@ -300,6 +304,7 @@ def judge_console(request: HttpRequest, tournament_id: int) -> HttpResponse:
             {
                 "tournament": tournament,
                 "state": state,
+                "turn_words": state_turn_words(state["tournament"]),
                 "config": config,
                 "drawing": _drawing(tournament),
                 "clans": config["clans"],
@@ -338,6 +343,7 @@ def big_screen(request: HttpRequest, tournament_id: int) -> HttpResponse:
             {
                 "tournament": tournament,
                 "state": state,
+                "turn_words": state_turn_words(state["tournament"]),
                 "config": config,
                 # Only where the public may see the armies is the map drawn at all.
                 "drawing": _drawing(tournament) if sees_all else None,

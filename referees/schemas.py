@@ -507,7 +507,9 @@ class StateTournamentOut(Schema):
     name: str
     version: int = Field(..., description="grows with every change")
     turn: int = Field(..., description="the open turn, else the last played one; 0 before")
-    ended_turn: int | None = Field(..., description="the turn the game ended in, once ended")
+    ended_after_turn: int | None = Field(
+        ..., description="once over: the last turn played (0: none was)"
+    )
     commitment: str | None = Field(
         ..., description="R11: the SHA-256 of the open turn's draw seed (null: no open turn)"
     )
@@ -535,6 +537,7 @@ class StateArmyOut(Schema):
     destroyed: bool
     destroyed_in_turn: int | None
     destroyed_by: str | None = Field(..., description="loss or winner (R9)")
+    reform_from: int | None = Field(None, description="destroyed: the first turn it may reform")
 
 
 class StateOrderOut(Schema):

@@ -25,6 +25,7 @@ from sl5r.rules.roles import (
     role_visibility,
 )
 from sl5r.rules.scoring import score_breakdown, small_farms
+from sl5r.rules.turn import Army as RulesArmy
 from sl5r.rules.turn import reform_first_turn, reform_provinces
 from strategic_map.board import Board, Spot
 from strategic_map.models import Army, Campaign, Order, Turn
@@ -80,24 +81,20 @@ class Sight:
     scores: bool
 
 
-def _ended_turn(tournament: Tournament) -> int | None:
-    """The turn the game ended in, once it has: "End the game" leaves its open turn unplayed
-    (not resolved), so the last resolved turn is one less than the turn everyone saw."""
-    if tournament.phase != Tournament.Phase.FINISHED:
-        return None
-    ended: int | None = (
-        LogEntry.objects.filter(tournament=tournament, action="game_ended")
-        .order_by("-at", "-pk")
-        .values_list("turn", flat=True)
-        .first()
-    )
-    return ended
-
-
 def viewer_sight(tournament: Tournament, viewer: Viewer, roles: dict[str, list[Role]]) -> Sight:
     finished = tournament.phase == Tournament.Phase.FINISHED
     if viewer.kind == "judge":
         return Sight(True, None, None, "*", True)
+    if finished:
+        # Issue 30: once the game is over nothing is secret any more; players and the
+        # public see the final board, the standings and every played turn (R12).
+        return Sight(
+            True,
+            None,
+            viewer.player.army.code if viewer.player and viewer.player.army else None,
+            None,
+            True,
+        )
     if viewer.kind == "public":
         shows = public_display_shows_armies(roles)
         # R1.1: scores at the end; and, where no clan has a Daimyo, every player sees the whole
@@ -144,6 +141,20 @@ def _army_row(code: str, clan: str, spot: Spot) -> dict[str, Any]:
         "destroyed": spot.destroyed,
         "destroyed_in_turn": spot.destroyed_in_turn,
         "destroyed_by": spot.destroyed_by,
+        # R9: the first turn it may reform in, for whoever sees the army destroyed.
+        "reform_from": (
+            reform_first_turn(
+                RulesArmy(
+                    id=code,
+                    clan=clan,
+                    province=None,
+                    destroyed_in_turn=spot.destroyed_in_turn,
+                    destroyed_by=spot.destroyed_by,
+                )
+            )
+            if spot.destroyed
+            else None
+        ),
     }
 
 
@@ -226,9 +237,18 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
             ):
                 orders.append(_order_row(order, army.code))
 
+    # Clans with an army in each province now: a meeting whose battle has ended with one
+    # clan left (or whose armies have moved on) is no longer shown on the map (issue 30).
+    clans_in: dict[str, set[str]] = {}
+    for code, spot in placed.items():
+        army = armies.get(code)
+        if army is not None and spot.province is not None:
+            clans_in.setdefault(spot.province, set()).add(army.clan)
     meetings: list[dict[str, Any]] = []
     if last is not None and last.result:
         for meeting in last.result.get("meetings", []):
+            if len(clans_in.get(meeting["province"], ())) < 2:
+                continue
             if sight.all_armies:
                 meetings.append(meeting)
             elif sight.own_army in meeting["armies"]:
@@ -246,7 +266,13 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
             "name": tournament.name,
             "version": campaign.version,
             "turn": open_turn.number if open_turn else (last.number if last else 0),
-            "ended_turn": _ended_turn(tournament),
+            # Once over, the last turn played: "End the game" leaves its open turn
+            # unplayed, so every page says "ended after turn 5", never "turn 6".
+            "ended_after_turn": (
+                (last.number if last else 0)
+                if tournament.phase == Tournament.Phase.FINISHED
+                else None
+            ),
             # R11: the open turn's draws are fixed by a seed shown only as this SHA-256.
             "commitment": open_turn.commitment if open_turn else None,
             "turns_total": tournament.turns_total,

@@ -102,3 +102,35 @@ def start_problem_text(
     return gettext(
         "castle provinces first: %(castles)s must be used before a province without a castle"
     ) % {"castles": ", ".join(province(pid) for pid in problem.provinces)}
+
+
+def turn_words(*, turn: int, turns_total: int | None, ended_after_turn: int | None) -> str:
+    """The turn in words, as every page says it (static/js/screen.js ``turnWords`` writes
+    the same): "Turn 3 of 8", or once over "Ended after turn 5 of 8", the last turn played
+    ("End the game" leaves its open turn unplayed). Empty before the first turn."""
+    if ended_after_turn is not None:
+        if turns_total:
+            return gettext("Ended after turn %(turn)s of %(total)s") % {
+                "turn": ended_after_turn,
+                "total": turns_total,
+            }
+        return gettext("Ended after turn %(turn)s") % {"turn": ended_after_turn}
+    if not turn:
+        return ""
+    if turns_total:
+        return gettext("Turn %(turn)s of %(total)s") % {"turn": turn, "total": turns_total}
+    return gettext("Turn %(turn)s") % {"turn": turn}
+
+
+def state_turn_words(tournament: dict[str, object]) -> str:
+    """``turn_words`` of a state's ``tournament`` part."""
+    turn, total, ended = (
+        tournament.get("turn"),
+        tournament.get("turns_total"),
+        tournament.get("ended_after_turn"),
+    )
+    return turn_words(
+        turn=turn if isinstance(turn, int) else 0,
+        turns_total=total if isinstance(total, int) else None,
+        ended_after_turn=ended if isinstance(ended, int) else None,
+    )

@@ -118,7 +118,9 @@ function farmsLine(row) {
 function draw() {
   const shown = rows.filter((row) => showClosed.checked || OPEN.has(row.status));
   if (!shown.length) {
-    list.replaceChildren(el("li", { className: "muted", text: T.none }));
+    // Tables that have all ended are not "none yet": say how many there were.
+    const text = rows.length ? fill(T.noneOpen, { count: rows.length }) : T.none;
+    list.replaceChildren(el("li", { className: "muted", text }));
     return;
   }
   list.replaceChildren(

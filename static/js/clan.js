@@ -10,8 +10,6 @@
  */
 
 import {
-  clanSwatch,
-  clanStyles,
   provinceDetails,
   provinceInfo,
   renderOverlay,
@@ -26,6 +24,7 @@ import {
   pageStrings,
   panelStrings,
   renderInstructions,
+  renderScores,
   startPlayerPage,
 } from "./players.js";
 import { renderClanBattles } from "./battle_link.js";
@@ -44,8 +43,6 @@ const ui = {
   panel: $("province-panel"),
   message: $("clan-message"),
   showOrders: $("show-orders"),
-  scores: $("scores"),
-  scoresBody: $("scores-body"),
   instructions: $("instructions-list"),
   instructionForm: $("instruction-form"),
   instructionTo: $("instruction-to"),
@@ -123,32 +120,6 @@ function renderGenerals() {
   }
 }
 
-function renderScores() {
-  if (!state.scores) {
-    ui.scores.hidden = true;
-    return;
-  }
-  const styles = clanStyles(svg);
-  const rows = Object.entries(state.scores).sort(([, a], [, b]) => b.total - a.total);
-  ui.scoresBody.replaceChildren(
-    ...rows.map(([clan, score]) => {
-      const tr = document.createElement("tr");
-      const th = document.createElement("th");
-      th.scope = "row";
-      th.append(clanSwatch(svg, clan), (styles[clan] && styles[clan].name) || clan);
-      tr.append(th);
-      for (const value of [score.home_provinces, score.other_provinces, score.castles, score.total]) {
-        const td = document.createElement("td");
-        td.className = "num";
-        td.textContent = String(value);
-        tr.append(td);
-      }
-      return tr;
-    }),
-  );
-  ui.scores.hidden = false;
-}
-
 function showPanel(id) {
   panelProvince = id;
   renderProvincePanel(ui.panel, provinceDetails(svg, state, id), PANEL, svg);
@@ -166,7 +137,7 @@ function render() {
   });
   if (panelProvince && !ui.panel.hidden) showPanel(panelProvince);
   renderGenerals();
-  renderScores();
+  renderScores(svg, state);
   renderInstructions(ui.instructions, state.instructions, S, state);
   renderInstructionForm();
 }

@@ -25,6 +25,7 @@ import {
   pageStrings,
   panelStrings,
   renderInstructions,
+  renderScores,
   startPlayerPage,
 } from "./players.js";
 import { renderBattleLink } from "./battle_link.js";
@@ -404,6 +405,7 @@ function render() {
   renderOrderForm(army);
   renderMap(army);
   renderInstructions(ui.instructions, state.instructions, S, state);
+  renderScores(svg, state);
 }
 
 // --- Sending ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import { showCommitment } from "./commitment.js";
 import { el } from "./dom.js";
 import { formatClock } from "./format.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
-import { drawScoreChart, fill, formatTime } from "./screen.js";
+import { drawScoreChart, fill, formatTime, turnWords } from "./screen.js";
 
 const config = JSON.parse(document.getElementById("judge-config").textContent);
 const S = config.strings;
@@ -151,7 +151,9 @@ function drawHead() {
   $("judge-console").dataset.phase = p;
   $("phase-label").textContent = config.phases[p] || p;
   $("clock-phase").textContent = config.phases[p] || p;
-  $("turn-label").textContent = t.turn ? (t.turns_total ? `${t.turn} / ${t.turns_total}` : String(t.turn)) : "—";
+  $("turn-label").textContent = t.ended_after_turn != null
+    ? turnWords(t, S)
+    : t.turn ? (t.turns_total ? `${t.turn} / ${t.turns_total}` : String(t.turn)) : "—";
   showCommitment(state);
   const paused = Boolean(t.clock.paused);
   $("clock-paused").hidden = !paused;
@@ -227,7 +229,7 @@ function drawOrders() {
     tr.append(
       code,
       el("td", { text: armyPlace(army) }),
-      el("td", { text: orderText(order), className: order ? "" : "muted" }),
+      el("td", { text: army.destroyed && !order ? fill(S.destroyed_reform, { turn: army.reform_from ?? "?" }) : orderText(order), className: order ? "" : "muted" }),
       el("td", { text: order ? order.given_by : "", attrs: order?.by_judge ? { title: S.by_judge } : {} }),
       el("td", { text: order ? formatTime(order.given_at, config.timeZone, true) : "", className: "num" }),
     );

@@ -15,12 +15,14 @@
  *   isNetworkFailure(error)       the request never reached the server (no ApiError)
  *   renderInstructions(list, instructions, S, state)  a Daimyo's written instructions (R1.1)
  *   renderStartPanel(panel, state, offsetMs)  what happens now and next before the turns (R3)
+ *   renderScores(svg, state)      the standings (#scores, referees/_scores.html): what the
+ *                                 player may see, everyone's at the end (R12)
  */
 
 import { showCommitment } from "./commitment.js";
 import { formatClock } from "./format.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
-import { clanSwatch } from "./map.js";
+import { clanStyles, clanSwatch } from "./map.js";
 import { formatTime as formatTimeOfDay } from "./screen.js";
 
 export function pageStrings(id = "page-strings") {
@@ -346,4 +348,34 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChang
       }
     },
   };
+}
+
+export function renderScores(svg, state) {
+  const section = document.getElementById("scores");
+  if (!section) return;
+  if (!state.scores) {
+    section.hidden = true;
+    return;
+  }
+  const styles = clanStyles(svg);
+  const rows = Object.entries(state.scores).sort(([, a], [, b]) => b.total - a.total);
+  document.getElementById("scores-body").replaceChildren(
+    ...rows.map(([clan, score]) => {
+      const tr = document.createElement("tr");
+      const th = document.createElement("th");
+      th.scope = "row";
+      th.append(clanSwatch(svg, clan), (styles[clan] && styles[clan].name) || clan);
+      tr.append(th);
+      for (const value of [score.home_provinces, score.other_provinces, score.castles, score.total]) {
+        const td = document.createElement("td");
+        td.className = "num";
+        td.textContent = String(value);
+        tr.append(td);
+      }
+      return tr;
+    }),
+  );
+  // Once it is over the played turns are everyone's (R12), and the standings say so.
+  document.getElementById("scores-history").hidden = state.tournament.ended_after_turn == null;
+  section.hidden = false;
 }

@@ -18,6 +18,17 @@ import { connectLive, remainingSeconds, turnOver } from "./live.js";
 const DASHES = ["", "14 6", "4 5", "16 5 4 5", "2 6", "24 8", "9 4 2 4 2 4", "10 10"];
 const MARKERS = ["circle", "square", "triangle", "diamond", "triangle-down", "star", "hexagon", "pentagon", "cross", "plus"];
 
+/** The turn in words, the same on every page: "Turn 3 of 8", or once over "Ended after
+ * turn 5 of 8" (the last turn played: "End the game" leaves its open turn unplayed). */
+export function turnWords(t, strings) {
+  if (t.ended_after_turn != null) {
+    const turn = t.ended_after_turn;
+    return t.turns_total ? fill(strings.ended_after_of, { turn, total: t.turns_total }) : fill(strings.ended_after, { turn });
+  }
+  if (!t.turn) return "";
+  return t.turns_total ? fill(strings.turn_of, { turn: t.turn, total: t.turns_total }) : fill(strings.turn_n, { turn: t.turn });
+}
+
 /** "%(name)s" placeholders filled in, as Django's Python-format strings. */
 export function fill(text, params = {}) {
   return String(text).replace(/%\((\w+)\)s/g, (_, key) => (key in params ? params[key] : ""));
@@ -231,12 +242,7 @@ function bootScreen(configNode) {
   }
 
   function turnText(current) {
-    const t = current.tournament;
-    // Once ended, the turn the game ended in: "End the game" leaves it unresolved, so
-    // `turn` (the last resolved one) would step back a turn.
-    const turn = t.ended_turn || t.turn;
-    if (!turn) return "";
-    return t.turns_total ? fill(S.turn_of, { turn, total: t.turns_total }) : fill(S.turn_n, { turn });
+    return turnWords(current.tournament, S);
   }
 
   function drawAnnouncements(current) {

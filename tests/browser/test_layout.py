@@ -139,11 +139,12 @@ def ended(live_site: LiveServer) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("live", [False, True], ids=["loaded-after", "watching"])
-def test_the_big_screen_shows_the_turn_the_game_ended_in(
+def test_the_big_screen_console_and_home_say_after_which_turn_the_game_ended(
     new_page: Callable[..., Page], live_site: LiveServer, ended: dict[str, Any], live: bool
 ) -> None:
-    """The judge ended the game while turn 3 was open: the screen still says turn 3, both as
-    the page is served and once its script has drawn the state."""
+    """The judge ended the game while turn 3 was open, so turn 2 was the last played: the
+    screen, the console and the public home all say "ended after turn 2" (issue 30: they
+    said 3 of 20, 2 / 20 and 3 / 20), as served and once the scripts have drawn the state."""
     page = new_page("desktop")
     page.set_viewport_size({"width": 1920, "height": 1080})
     page.goto(f"/referees/tournaments/{ended['id']}/screen/")
@@ -152,7 +153,10 @@ def test_the_big_screen_shows_the_turn_the_game_ended_in(
         expect(page.locator("#screen-final")).to_be_visible()
     shot(page, "layout-screen-ended")
 
-    expect(page.locator("#screen-turn")).to_have_text("Turn 3 of 20")
+    expect(page.locator("#screen-turn")).to_have_text("Ended after turn 2 of 20")
+    page.goto("/")
+    card = page.locator(f'.tournament-card[data-tournament="{ended["id"]}"]')
+    expect(card.locator(".tournament-turn")).to_have_text("Ended after turn 2 of 20")
 
 
 @pytest.mark.parametrize("language", ["en", "ru"])

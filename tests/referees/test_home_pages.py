@@ -272,7 +272,7 @@ def test_the_public_home_in_russian(client: Client, make_game: Callable[..., Gam
     assert list(cards(section(html, "under-way-title"))) == [running.id]
 
 
-def test_a_tournament_ended_by_the_judge_shows_the_turn_it_ended_in(
+def test_a_tournament_ended_by_the_judge_says_after_which_turn(
     make_game: Callable[..., Game],
 ) -> None:
     # given turn 1 played and turn 2 open when the judge ends the game: turn 2 is not played
@@ -282,4 +282,6 @@ def test_a_tournament_ended_by_the_judge_shows_the_turn_it_ended_in(
 
     (row,) = [r for r in judged_tournaments(user=game.judge) if r.id == game.id]
 
-    assert row.turn == 2
+    # issue 30: one wording on every page, the last turn played
+    assert row.turn == 1
+    assert row.turn_words == "Ended after turn 1 of 20"

@@ -306,3 +306,29 @@ def test_the_history_under_a_daimyo_is_for_judges_only(
     assert not any(code in stranger.content.decode() for code in army_codes(game24))
     assert judge.status_code == 200
     assert "Turn 1 as played" in judge.content.decode()
+
+
+def test_after_end_the_game_every_page_says_after_which_turn_it_ended(
+    client: Client, game16: Game
+) -> None:
+    """Issue 30: ended during turn 3, the big screen said "Turn 3", the home "3 / N" and
+    the console "2 / N". Turn 2 was the last played: "Ended after turn 2" everywhere."""
+    judge = game16.judge_actor
+    for number in (1, 2):
+        services.clock_resolve_now(
+            tournament_id=game16.id, actor=judge, now=timezone.now(), turn=number
+        )
+    services.clock_end(tournament_id=game16.id, actor=judge, now=timezone.now())
+    total = game16.refresh().turns_total
+    words = f"Ended after turn 2 of {total}" if total else "Ended after turn 2"
+
+    client.force_login(game16.judge)
+    console = client.get(url("judge", game16)).content.decode()
+    screen = client.get(url("screen", game16)).content.decode()
+    home = client.get(reverse("home")).content.decode()
+    state = json_script(console, "initial-state")
+
+    assert f'<dd id="turn-label">{words}</dd>' in console
+    assert f'<p class="screen-turn" id="screen-turn">{words}</p>' in screen
+    assert f'<dd class="tournament-turn">{words}</dd>' in home
+    assert state["tournament"]["ended_after_turn"] == 2
