@@ -169,6 +169,16 @@ class BattleProposalOut(Schema):
     may_withdraw: bool
 
 
+class BattleProposalAnsweredOut(Schema):
+    id: int
+    by: str = Field(..., description="the army that proposed")
+    to: str = Field(..., description="the army whose player was asked")
+    action: dict[str, Any]
+    status: Literal["declined", "withdrawn", "lapsed"]
+    answered_by: str = Field(..., description="who declined or withdrew it (empty: lapsed)")
+    answered_at: IsoTime | None
+
+
 class BattleOut(Schema):
     """One battle table as the caller may see it (R1.1)."""
 
@@ -193,6 +203,9 @@ class BattleOut(Schema):
     you: BattleYouOut
     proposals: list[BattleProposalOut] | None = Field(
         None, description="one table: the changes waiting for a player's consent (R8, R13)"
+    )
+    proposals_answered: list[BattleProposalAnsweredOut] | None = Field(
+        None, description="one table: the latest proposals that came to nothing, newest first"
     )
     table: dict[str, Any] | None = Field(
         None, description="one table: the game's state without its history (free-form)"

@@ -292,6 +292,7 @@ def _row(
     }
     if with_state:
         row["proposals"] = _proposals(battle, judge=judge, mine=mine)
+        row["proposals_answered"] = _proposals_answered(battle)
         row["draws"]["steps"] = battle_draw_steps(battle)
     if with_state and isinstance(battle.state, dict):
         # What the table page draws (seating and its draws, strongholds, rings, truce…):
@@ -324,6 +325,36 @@ def _proposals(battle: Battle, *, judge: bool, mine: str | None) -> list[dict[st
             "may_withdraw": judge or (mine is not None and mine == p.by),
         }
         for p in waiting.order_by("id")
+    ]
+
+
+# How many of the latest proposals that came to nothing the table shows.
+ANSWERED_SHOWN = 5
+
+
+def _proposals_answered(battle: Battle) -> list[dict[str, Any]]:
+    """The latest proposals that came to nothing (declined, withdrawn, lapsed when the
+    battle was decided), newest first: the proposer learns that his change was not made and
+    who said no (issue 30), and so does everyone at the table."""
+    ended = BattleProposal.objects.filter(
+        battle=battle,
+        status__in=(
+            BattleProposal.Status.DECLINED,
+            BattleProposal.Status.WITHDRAWN,
+            BattleProposal.Status.LAPSED,
+        ),
+    ).order_by("-answered_at", "-id")[:ANSWERED_SHOWN]
+    return [
+        {
+            "id": p.pk,
+            "by": p.by,
+            "to": p.to,
+            "action": p.action,
+            "status": p.status,
+            "answered_by": p.answered_by,
+            "answered_at": p.answered_at.isoformat() if p.answered_at else None,
+        }
+        for p in ended
     ]
 
 

@@ -256,7 +256,10 @@ function renderOrderForm(army) {
     when.textContent = ` · ${given}${order.by_judge ? ` · ${S["order-by-judge"]}` : ""}`;
     ui.stored.append(when);
   } else if (running() && army && army.province && !army.in_battle) {
-    ui.stored.textContent = S["order-none"];
+    // R6, R7: while another clan's army is in his province (a meeting, a peace), holding
+    // takes nothing: control does not change.
+    const sharing = Boolean(state.battle && ["meeting", "peace"].includes(state.battle.status));
+    ui.stored.textContent = sharing ? S["order-none-shared"] : S["order-none"];
   }
   ui.withdraw.hidden = !order || !running();
 

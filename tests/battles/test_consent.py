@@ -231,6 +231,37 @@ def test_r13_api_the_proposal_shows_on_both_phones_and_the_other_confirms(
     assert player["provinces"] == 3
 
 
+def test_r13_api_a_declined_proposal_is_reported_to_its_maker_and_who_declined(
+    game16: Game, api: Api
+) -> None:
+    """Issue 30: the proposer kept "Proposed: it takes effect when … confirms" and never
+    learnt that it had been declined; withdrawn and lapsed ones said nothing either."""
+    battle = fight(game16, meet(game16))
+    lion, unicorn = (game16.token(general(game16, a)) for a in ("lion-1", "unicorn-2"))
+    made = api.post(
+        _path(game16, battle, "/actions"),
+        {"type": "honor", "army": "unicorn-2", "delta": -2},
+        token=lion,
+    ).json()
+    assert made["proposals_answered"] == []
+    pid = made["proposals"][0]["id"]
+
+    api.post(_path(game16, battle, f"/proposals/{pid}"), {"answer": "decline"}, token=unicorn)
+
+    seen = api.get(_path(game16, battle, ""), token=lion).json()
+    assert seen["proposals"] == []
+    (declined,) = seen["proposals_answered"]
+    assert (declined["id"], declined["status"], declined["answered_by"]) == (
+        pid,
+        "declined",
+        "unicorn-2",
+    )
+    assert declined["action"]["delta"] == -2 and declined["by"] == "lion-1"
+    assert api.get(_path(game16, battle, ""), token=unicorn).json()["proposals_answered"] == [
+        declined
+    ]
+
+
 def test_r8_api_an_ending_action_needs_the_confirm_flag(game16: Game, api: Api) -> None:
     battle = fight(game16, meet(game16))
     lion = game16.token(general(game16, "lion-1"))

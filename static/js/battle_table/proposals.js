@@ -10,9 +10,9 @@ import { fmt } from "../players.js";
 import { button } from "./controls.js";
 import { armyLabel, armyShort, named, signed } from "./labels.js";
 import { send } from "./send.js";
-import { S, row, tablePlayer } from "./state.js";
+import { S, row, seat, tablePlayer } from "./state.js";
 
-function proposalText(proposal) {
+function changeText(proposal) {
   const a = proposal.action || {};
   const army = armyShort(proposal.to);
   let what;
@@ -23,12 +23,40 @@ function proposalText(proposal) {
   else if (a.type === "models") what = fmt(S["proposal-models"], { army, count: a.count });
   else if (a.type === "victory_points") what = fmt(S["proposal-victory-points"], { army, delta: signed(a.points) });
   else what = fmt(S["proposal-other"], { army, type: named("action", a.type) });
-  return fmt(S["proposal-line"], { by: armyLabel(proposal.by), what });
+  return what;
+}
+
+function proposalText(proposal) {
+  return fmt(S["proposal-line"], { by: armyLabel(proposal.by), what: changeText(proposal) });
+}
+
+// What came of a proposal that was not made: "declined by unicorn-2", "withdrawn",
+// "lapsed when the battle was decided", for its maker and everyone at the table.
+function answeredText(proposal) {
+  const what = changeText(proposal);
+  const by = armyLabel(proposal.by);
+  if (proposal.status === "declined") {
+    const who = seat(proposal.answered_by) ? armyLabel(proposal.answered_by) : proposal.answered_by || "";
+    return fmt(S["proposal-was-declined"], { by, what, who });
+  }
+  if (proposal.status === "withdrawn") return fmt(S["proposal-was-withdrawn"], { by, what });
+  return fmt(S["proposal-lapsed"], { by, what });
+}
+
+function renderAnswered() {
+  const answered = row.proposals_answered || [];
+  $("proposals-answered").hidden = answered.length === 0;
+  $("proposals-answered-list").replaceChildren(
+    ...answered.map((proposal) =>
+      el("li", { className: `proposal-answered is-${proposal.status}`, attrs: { "data-proposal": String(proposal.id) } },
+        el("span", { text: answeredText(proposal) }))),
+  );
 }
 
 export function renderProposals() {
   const proposals = row.proposals || [];
-  $("proposals-panel").hidden = proposals.length === 0;
+  renderAnswered();
+  $("proposals-panel").hidden = proposals.length === 0 && (row.proposals_answered || []).length === 0;
   $("proposal-list").replaceChildren(
     ...proposals.map((proposal) => {
       const answer = (word, okKey) => async (b) => {
