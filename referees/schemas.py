@@ -587,6 +587,9 @@ class ReformOut(Schema):
     from_turn: int = Field(..., description="R9: the first turn the army may reform in")
     provinces: list[str] = Field(..., description="the castles it could reform in now")
     home_castles: list[str]
+    sees_map: bool = Field(
+        ..., description="false: the castles as far as he may know (R1.1), not as they stand"
+    )
 
 
 class CurrentBattleOut(Schema):
@@ -654,6 +657,9 @@ class StateOut(Schema):
         None, description="a General: why his last order was rejected, if it was"
     )
     reform: ReformOut | None = Field(None, description="the General of a destroyed army")
+    clan_reforms: dict[str, ReformOut] | None = Field(
+        None, description="a Daimyo or Karo: where each destroyed army of his clan may reform"
+    )
     battle: CurrentBattleOut | None = Field(
         None, description="a player: the open table his army sits at"
     )

@@ -336,6 +336,23 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
         )
         if reform is not None:
             state["reform"] = reform
+    if (
+        viewer.kind == "player"
+        and viewer.player is not None
+        and viewer.player.role in (Player.Role.DAIMYO, Player.Role.KARO)
+        and sight.all_armies
+    ):
+        # R9, R1.1: the Daimyo (and Karo) see the map, so they know where each destroyed
+        # General of the clan may reform; the General under them is told to ask.
+        reform_turn = open_turn.number if open_turn else (last.number + 1 if last else 1)
+        clan_reforms = {}
+        for code, army in armies.items():
+            if army.clan != viewer.player.clan:
+                continue
+            reform = army_reform(campaign=campaign, army_code=code, turn=reform_turn, sees_map=True)
+            if reform is not None:
+                clan_reforms[code] = reform
+        state["clan_reforms"] = clan_reforms
     state["announcements"] = latest_announcements(tournament=tournament)
     if viewer.kind == "player":
         # R1.1: a Daimyo's written instructions, to his Generals (a Karo reads none).
@@ -398,6 +415,9 @@ def army_reform(
     provinces = reform_provinces(board, army_code)
     return {
         "from_turn": reform_first_turn(army),
+        # False: the castles are those of his clan as far as he may know (R1.1), not as
+        # they stand; his page says so and sends him to his Daimyo.
+        "sees_map": sees_map,
         "provinces": list(provinces),
         "home_castles": sorted(
             p

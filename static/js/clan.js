@@ -92,7 +92,14 @@ function renderGenerals() {
         text = name(army.province);
         if (army.in_battle) text += ` · ${S["general-in-battle"]}`;
       } else if (army && army.destroyed) {
+        // R9: where and from when he may reform, as the Daimyo sees the board.
+        const reform = (state.clan_reforms || {})[code];
         text = S["general-destroyed"];
+        if (reform && reform.provinces.length) {
+          text = fmt(S["general-reform"], { turn: reform.from_turn, castles: reform.provinces.map(name).join(", ") });
+        } else if (reform) {
+          text = S["general-reform-none"];
+        }
       }
       where.textContent = text;
     }

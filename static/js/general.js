@@ -295,6 +295,7 @@ function renderOrderForm(army) {
   if (ui.swap) ui.swap.hidden = destroyed;
 
   if (destroyed) {
+    $("reform-blind").hidden = !state.reform || state.reform.sees_map !== false;
     ui.reformDestinations.replaceChildren(
       ...byName(reformTargets()).map((id) =>
         button(name(id), choice && choice.kind === "reform" && choice.reform === id, () =>

@@ -125,3 +125,38 @@ def test_r1_1_a_general_under_a_daimyo_is_offered_the_castles_he_knows_of(
 
     # He may not see who holds Shiro Utaku now: the deadline tells him, as for any order.
     assert "unicorn-utaku" in reform["provinces"]
+
+
+def test_r9_r1_1_the_daimyo_sees_where_each_destroyed_general_may_reform(
+    api: Api, game24: Game
+) -> None:
+    """Issue 30: a General under a Daimyo was offered a castle his clan had lost, lost a
+    turn to the refusal and was offered it again. He is told he cannot know (R1.1) and to
+    ask; his Daimyo sees each destroyed General's reform turn and the castles it really has."""
+    general = game24.player("unicorn")
+    assert general.army is not None
+    code = general.army.code
+    _destroy(game24, code, "winner")
+    services.control_correct(
+        tournament_id=game24.id,
+        province="unicorn-utaku",
+        clan="lion",
+        reason="taken",
+        actor=game24.judge_actor,
+        now=timezone.now(),
+    )
+    _resolve(game24, 1)
+
+    told = _state(api, game24, game24.token(general))["reform"]
+    daimyo = _state(api, game24, game24.token(game24.player("unicorn", "daimyo")))
+    lion_daimyo = _state(api, game24, game24.token(game24.player("lion", "daimyo")))
+
+    assert told["sees_map"] is False and "unicorn-utaku" in told["provinces"]
+    known = daimyo["clan_reforms"][code]
+    assert known["sees_map"] is True
+    assert "unicorn-utaku" not in known["provinces"]  # taken: not offered where it is known
+    assert known["from_turn"] == told["from_turn"]
+    assert set(known["provinces"]) < set(told["provinces"])
+    assert code not in lion_daimyo["clan_reforms"]  # another clan's Daimyo learns nothing
+    general_page = api.get(f"/tournaments/{game24.id}/state", token=game24.token(general)).json()
+    assert "clan_reforms" not in general_page
