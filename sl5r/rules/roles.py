@@ -512,10 +512,14 @@ def lineup_fill(
 
     A missing role is the clan's first one still open in R1's order (Generals, then the
     Daimyo, then the Karo); a missing clan is the one with the fewest members that can take
-    the role, in clan order. The same input always gives the same seats.
+    the role, in clan order. What a line says is placed before what R1 would propose: the
+    lines giving a clan and a role first, then those giving a clan, then a role, then the
+    rest, each group in order, so that a line left to R1 never takes the place a later
+    line asks for. The seats come back in the order of ``wanted``. The same input always
+    gives the same seats.
     """
     roles_now: dict[str, list[Role]] = {c: list(r) for c, r in registered.items()}
-    seats: list[LineupSeat] = []
+    placed_at: dict[int, LineupSeat] = {}
 
     def admits(clan: str, role: Role) -> list[LineupProblem]:
         trial = {c: list(r) for c, r in roles_now.items()}
@@ -528,9 +532,14 @@ def lineup_fill(
                 return role
         return None
 
-    for clan, role in wanted:
+    def said(index: int) -> int:
+        clan, role = wanted[index]
+        return 2 if clan is None else int(role is None)
+
+    for index in sorted(range(len(wanted)), key=lambda i: (said(i), i)):
+        clan, role = wanted[index]
         if clan is not None and clan not in shape.clans:
-            seats.append(LineupSeat(clan, role, (LineupProblem("not_in_game", clan=clan),)))
+            placed_at[index] = LineupSeat(clan, role, (LineupProblem("not_in_game", clan=clan),))
             continue
         candidates = (
             [clan]
@@ -555,9 +564,9 @@ def lineup_fill(
                 # Why the clan asked for (or the first one tried) cannot take him.
                 asked = role if role is not None else shape.full[0]
                 problems = tuple(admits(candidates[0], asked))
-            seats.append(LineupSeat(clan, role, problems))
+            placed_at[index] = LineupSeat(clan, role, problems)
             continue
         assert placed.clan is not None and placed.role is not None
         roles_now.setdefault(placed.clan, []).append(placed.role)
-        seats.append(placed)
-    return seats
+        placed_at[index] = placed
+    return [placed_at[index] for index in range(len(wanted))]

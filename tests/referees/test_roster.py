@@ -169,7 +169,8 @@ def test_preview_marks_what_r1_proposed_and_the_army_a_general_gets(
     assert not rows[0].proposed_clan and rows[0].proposed_role
     assert (rows[1].role, rows[1].army) == (Role.DAIMYO, None)
     assert rows[2].proposed_clan and rows[2].proposed_role
-    assert rows[2].clan == "crane" and rows[2].army == "crane-1"
+    # D's own choice (the Crane's Daimyo) is placed before R1 proposes a clan for C.
+    assert rows[2].clan == "dragon" and rows[2].army == "dragon-1"
     assert (rows[3].proposed_clan, rows[3].proposed_role) == (False, False)
     assert result.ok
 

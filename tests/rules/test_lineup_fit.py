@@ -221,3 +221,18 @@ def test_r1_fill_says_why_a_role_without_a_clan_has_no_place() -> None:
     assert [p.code for p in full[0].problems] == ["full_clans"]
     done = lineup_fill(lineup_shape(8), {clan: [G] for clan in CLANS}, [(None, None)])
     assert [(p.code, p.have) for p in done[0].problems] == [("players", 8)]
+
+
+def test_r1_fill_places_what_lines_say_before_what_it_proposes() -> None:
+    """Issue 30: a line left to R1 above a line asking for the Crab's only General took
+    that place, and the line that asked for it was refused."""
+    shape = lineup_shape(8)  # one General a clan
+
+    seats = lineup_fill(shape, {}, [(None, None), ("crab", G), (None, G), ("crab", None)])
+
+    assert [(s.clan, s.role, s.problems) for s in seats[:3]] == [
+        ("crane", G, ()),  # proposed once the lines that name a clan are placed
+        ("crab", G, ()),
+        ("dragon", G, ()),
+    ]
+    assert seats[3].clan == "crab" and seats[3].problems  # the Crab is full: said, not moved
