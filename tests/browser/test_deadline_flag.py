@@ -25,9 +25,12 @@ from tests.browser.page_states import tournament_running
 
 pytestmark = pytest.mark.browser
 
-# The server is stopped from this long before the deadline until the clocks would have
-# resolved the turn well past the window they are allowed: a stall the flag must report.
-STALL = 1.0 + order_settle_max().total_seconds() + STALL_SECONDS + 3.0
+# The clock is resumed with this much left, and the server stopped at once (the answer to
+# the resume is all that happens in between, however busy the machine).
+LEFT = 3
+# Stopped until well past the window in which the clocks may resolve a turn: a stall the
+# flag must report.
+STALL = LEFT + order_settle_max().total_seconds() + STALL_SECONDS + 4.0
 
 
 def _console(page: Page, live_site: LiveServer, tid: int) -> None:
@@ -50,19 +53,20 @@ def test_a_deadline_passed_while_the_site_was_stopped_is_flagged_until_a_judge_r
     page = new_page("desktop")
     _console(page, live_site, tid)
     expect(page.locator("#flags")).to_be_hidden()
+    # A few seconds left on a paused clock; resumed, and the lid closes at once.
+    live_site.judge_api("POST", f"/tournaments/{tid}/clock/pause")
     remaining = live_site.judge_api("GET", f"/tournaments/{tid}/state")["tournament"]["clock"][
         "remaining"
     ]
-    # The deadline one second away; then the lid closes.
     live_site.judge_api(
-        "POST", f"/tournaments/{tid}/clock/extend", {"seconds": -(int(remaining) - 1)}
+        "POST", f"/tournaments/{tid}/clock/extend", {"seconds": -(int(remaining) - LEFT)}
     )
     answers: list[object] = []
 
     def send() -> None:
         request = urllib.request.Request(
             f"{live_site.url}/api/tournaments/{tid}/orders/mine",
-            data=json.dumps({"kind": "hold"}).encode(),
+            data=json.dumps({"kind": "hold", "turn": 1}).encode(),  # the turn his phone shows
             headers={
                 "Authorization": f"Bearer {crab['token']}",
                 "Content-Type": "application/json",
@@ -76,6 +80,7 @@ def test_a_deadline_passed_while_the_site_was_stopped_is_flagged_until_a_judge_r
         except urllib.error.HTTPError as refused:  # the API's 409, as the phone gets it
             answers.append(json.loads(refused.read()))
 
+    live_site.judge_api("POST", f"/tournaments/{tid}/clock/resume")
     os.kill(live_site.process.pid, signal.SIGSTOP)
     try:
         sender = threading.Thread(target=send)
