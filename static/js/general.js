@@ -108,7 +108,18 @@ function live() {
 function showMessage(kind, text) {
   ui.message.className = kind ? `message is-${kind}` : "message";
   ui.message.textContent = text;
-  messageTurn = text && state ? state.tournament.turn : null;
+  // "Order stored" is about the turn it was said in and goes with it. A refusal (late, a
+  // lost connection) stays, whatever the page hears meanwhile, until the player says he
+  // has read it: otherwise the resync after the deadline wipes it before he looks.
+  messageTurn = text && state && kind !== "error" ? state.tournament.turn : null;
+  if (text && kind === "error") {
+    const seen = document.createElement("button");
+    seen.type = "button";
+    seen.className = "message-seen";
+    seen.textContent = S["message-seen"];
+    seen.addEventListener("click", () => showMessage("", ""));
+    ui.message.append(" ", seen);
+  }
 }
 
 function abilitiesOn() {
