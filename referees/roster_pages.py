@@ -123,6 +123,31 @@ def _submitted(request: HttpRequest) -> tuple[str, bool, str]:
     return pasted, False, ""
 
 
+# The list being previewed, kept in the judge's session between the POST and the page.
+PREVIEWED = "roster_previewed"
+
+
+def _show_preview(
+    context: dict[str, Any],
+    preview: RosterPreview | None,
+    text: str,
+    csv_format: bool,
+    file_name: str,
+) -> None:
+    if preview is None:
+        return
+    context.update(
+        preview=preview,
+        rows=_preview_rows(preview),
+        text=text,
+        format="csv" if csv_format else "lines",
+        file_name=file_name,
+        bad_lines=sum(1 for row in preview.rows if row.problems),
+    )
+    if not csv_format:
+        context["pasted"] = text
+
+
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 def players_add(request: HttpRequest, tournament_id: int) -> HttpResponse:
@@ -141,6 +166,7 @@ def players_add(request: HttpRequest, tournament_id: int) -> HttpResponse:
         "problem": "",
     }
     status = 200
+    previewed = request.session.get(PREVIEWED)
     if request.method == "POST":
         context["pasted"] = request.POST.get("lines", "")
         try:
@@ -153,6 +179,7 @@ def players_add(request: HttpRequest, tournament_id: int) -> HttpResponse:
                     actor=_actor(request),
                     now=timezone.now(),
                 )
+                request.session.pop(PREVIEWED, None)
                 messages.success(
                     request,
                     ngettext(
@@ -163,25 +190,35 @@ def players_add(request: HttpRequest, tournament_id: int) -> HttpResponse:
                     % {"count": len(players)},
                 )
                 return redirect("referees:judge", tournament.pk)
-            preview = roster_preview(tournament=tournament, lines=lines)
+            # The preview is shown on a page of its own (GET), so that the back button
+            # from the console after "Register" never asks to post the form again.
+            request.session[PREVIEWED] = {
+                "tournament": tournament.pk,
+                "text": text,
+                "csv": csv_format,
+                "file_name": file_name,
+            }
+            return redirect(f"{request.path}?preview=1")
         except RosterRefused as refusal:
             # The list changed under us, or was posted by hand: show what is wrong now.
-            preview, status = refusal.preview, error_status(refusal)
+            status = error_status(refusal)
             context["problem"] = refusal.message
+            _show_preview(context, refusal.preview, text, csv_format, file_name)
         except TournamentError as error:
             context["problem"], status = error.message, error_status(error)
-            preview = None
-        if preview is not None:
-            context.update(
-                preview=preview,
-                rows=_preview_rows(preview),
-                text=text,
-                format="csv" if csv_format else "lines",
-                file_name=file_name,
-                bad_lines=sum(1 for row in preview.rows if row.problems),
-            )
-            if not csv_format:
-                context["pasted"] = text
+    elif (
+        request.GET.get("preview")
+        and isinstance(previewed, dict)
+        and previewed.get("tournament") == tournament.pk
+    ):
+        text, csv_format = str(previewed["text"]), bool(previewed["csv"])
+        try:
+            lines = roster_lines(text, csv_format=csv_format)
+            preview = roster_preview(tournament=tournament, lines=lines)
+        except TournamentError as error:
+            context["problem"], status = error.message, error_status(error)
+        else:
+            _show_preview(context, preview, text, csv_format, str(previewed["file_name"]))
     tournament.refresh_from_db()
     context.update(_lineup_context(tournament))
     return render(request, "referees/players_add.html", context, status=status)

@@ -101,6 +101,7 @@ def test_preview_shows_problems_per_line_offers_no_button_and_stores_nothing(
     response = judge.post(
         add_url(game),
         {"action": "preview", "lines": "Ivan; crab\nOleg; crab; daimyo\nAnna; Krab"},
+        follow=True,
     )
 
     assert response.status_code == 200
@@ -121,7 +122,7 @@ def test_a_clean_preview_offers_to_register_and_the_button_registers_all(
     game = make_game(16, phase="setup", lineup={})
     pasted = "\n".join(f"Player {i}" for i in range(1, 17))
 
-    response = judge.post(add_url(game), {"action": "preview", "lines": pasted})
+    response = judge.post(add_url(game), {"action": "preview", "lines": pasted}, follow=True)
 
     page = text(response)
     assert "Register these 16 players" in page
@@ -136,6 +137,12 @@ def test_a_clean_preview_offers_to_register_and_the_button_registers_all(
     assert count(game) == 16
     console = judge.get(registered["Location"])
     assert "16 players registered." in text(console)
+    # Issue 30: the preview was a page of its own (GET), so the back button from the
+    # console shows it without posting anything again; and the list is no longer there.
+    assert response.redirect_chain == [(f"{add_url(game)}?preview=1", 302)]
+    back = judge.get(f"{add_url(game)}?preview=1")
+    assert back.status_code == 200 and "Register these" not in text(back)
+    assert count(game) == 16
     services.tournament_start(tournament_id=game.id, actor=game.judge_actor, now=timezone.now())
 
 
@@ -163,7 +170,9 @@ def test_csv_upload_with_header_bom_and_russian_names_is_previewed_then_register
     content = "\ufeffимя;клан;роль\nИван;Краб;Генерал\nАнна;Журавль;\n".encode()
     upload = SimpleUploadedFile("players.csv", content, content_type="text/csv")
 
-    response = judge.post(add_url(game), {"action": "preview", "lines": "", "file": upload})
+    response = judge.post(
+        add_url(game), {"action": "preview", "lines": "", "file": upload}, follow=True
+    )
 
     assert response.status_code == 200
     page = text(response)
@@ -186,7 +195,9 @@ def test_a_file_and_a_pasted_list_together_are_refused(
     game = make_game(16, phase="setup", lineup={})
     upload = SimpleUploadedFile("p.csv", b"Ivan,crab,general\n", content_type="text/csv")
 
-    response = judge.post(add_url(game), {"action": "preview", "lines": "Oleg", "file": upload})
+    response = judge.post(
+        add_url(game), {"action": "preview", "lines": "Oleg", "file": upload}, follow=True
+    )
 
     assert response.status_code == 400
     assert "not both" in text(response)
@@ -199,7 +210,7 @@ def test_a_binary_upload_is_refused_with_a_message(
     game = make_game(16, phase="setup", lineup={})
     upload = SimpleUploadedFile("p.xlsx", b"PK\x03\x04\x00\x00", content_type="application/zip")
 
-    response = judge.post(add_url(game), {"action": "preview", "file": upload})
+    response = judge.post(add_url(game), {"action": "preview", "file": upload}, follow=True)
 
     assert response.status_code == 400
     assert "this is not a text file" in text(response)
@@ -369,7 +380,9 @@ def test_the_pages_carry_no_inline_script_or_style(
     game = make_game(16, phase="setup", lineup={"crab": ["general"]})
     pages = [
         judge.get(add_url(game)),
-        judge.post(add_url(game), {"action": "preview", "lines": "Ivan\nOleg; crab; daimyo"}),
+        judge.post(
+            add_url(game), {"action": "preview", "lines": "Ivan\nOleg; crab; daimyo"}, follow=True
+        ),
         judge.get(edit_url(game, game.player("crab"))),
         judge.post(edit_url(game, game.player("crab")), {"action": "remove"}),
     ]
