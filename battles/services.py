@@ -69,7 +69,7 @@ from referees.kernel import (
     tournament_lock,
     unit_of_work,
 )
-from referees.models import Player, Tournament
+from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.battle import BattleSetup
 from sl5r.rules.games import (
     BattleGame,
@@ -80,6 +80,7 @@ from sl5r.rules.games import (
     game_for,
 )
 from strategic_map.models import Army
+from strategic_map.selectors import campaign_game_map
 
 Status = Battle.Status
 VOTES = ("peace", "battle")
@@ -415,6 +416,35 @@ def _table_snapshot(battle: Battle) -> dict[str, Any]:
     }
 
 
+def battles_undo_problem(
+    *, tournament: Tournament, turn_number: int, resolved_at: datetime
+) -> str | None:
+    """Why the tables cannot go back to before turn ``turn_number``, or None when they can:
+    the undo dialog says it before the judge confirms, and ``battles_undo`` refuses the same.
+    """
+    snapshot = TableSnapshot.objects.filter(tournament=tournament, turn=turn_number).first()
+    affected = set(snapshot.opened) if snapshot else set()
+    affected |= {int(pk) for pk in (snapshot.tables if snapshot else {})}
+    later = Battle.objects.filter(tournament=tournament).filter(
+        Q(started_at__gt=resolved_at)
+        | Q(decided_at__gt=resolved_at)
+        | Q(status=Status.ENDED, updated_at__gt=resolved_at)
+        | Q(pk__in=affected, updated_at__gt=resolved_at)
+    )
+    busy = later.order_by("id").first()
+    if busy is None:
+        return None
+    return _(
+        "the table in %(province)s has changed since turn %(turn)s was resolved; "
+        "correct it by hand, then undo"
+    ) % {"province": _province_name(tournament, busy.province), "turn": turn_number}
+
+
+def _province_name(tournament: Tournament, code: str) -> str:
+    province = campaign_game_map(tournament.campaign).provinces.get(code)
+    return province.name if province is not None else code
+
+
 def battles_undo(*, tournament: Tournament, turn_number: int, resolved_at: datetime) -> None:
     """Put the tables back as they were before turn ``turn_number`` was resolved.
 
@@ -427,25 +457,12 @@ def battles_undo(*, tournament: Tournament, turn_number: int, resolved_at: datet
     table the turn opened or changed has been voted or played at since. Such a table must
     be put right by hand (a correction) before the turn can be undone.
     """
-    snapshot = TableSnapshot.objects.filter(tournament=tournament, turn=turn_number).first()
-    affected = set(snapshot.opened) if snapshot else set()
-    affected |= {int(pk) for pk in (snapshot.tables if snapshot else {})}
-    later = Battle.objects.filter(tournament=tournament).filter(
-        Q(started_at__gt=resolved_at)
-        | Q(decided_at__gt=resolved_at)
-        | Q(status=Status.ENDED, updated_at__gt=resolved_at)
-        | Q(pk__in=affected, updated_at__gt=resolved_at)
+    problem = battles_undo_problem(
+        tournament=tournament, turn_number=turn_number, resolved_at=resolved_at
     )
-    busy = later.order_by("id").first()
-    if busy is not None:
-        raise refusal(
-            _(
-                "the table in %(province)s has changed since turn %(turn)s was resolved; "
-                "correct it by hand, then undo"
-            )
-            % {"province": busy.province, "turn": turn_number},
-            "tables_changed",
-        )
+    if problem is not None:
+        raise refusal(problem, "tables_changed")
+    snapshot = TableSnapshot.objects.filter(tournament=tournament, turn=turn_number).first()
     if snapshot is None:
         return
     Battle.objects.filter(pk__in=snapshot.opened).delete()
@@ -1328,20 +1345,60 @@ def battles_stop(*, tournament: Tournament, actor: Actor, now: datetime) -> None
     """
     stopped = list(Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES))
     for battle in stopped:
-        was = battle.status
+        was, changed = battle.status, battle.updated_at
         battle.status = Status.STOPPED
         battle.ended_at = now
         _save(battle, now, "status", "ended_at")
-        _table_log(tournament, battle, actor=actor, action="battle_stopped", now=now, was=was)
+        # What battles_resume needs to put the table back as it was, should the judge
+        # reopen the game.
+        _table_log(
+            tournament,
+            battle,
+            actor=actor,
+            action="battle_stopped",
+            now=now,
+            was=was,
+            changed=changed.isoformat(),
+        )
     if stopped:
         announce(tournament, "battle")
+
+
+def battles_resume(
+    *, tournament: Tournament, stopped_at: datetime, actor: Actor, now: datetime
+) -> int:
+    """A judge reopens a game he ended (``referees.services.game_reopen``): the tables its end
+    stopped (at ``stopped_at``) go on as they were, as if it had not ended, so that the
+    turn before can still be undone. Returns how many."""
+    resumed = 0
+    for entry in LogEntry.objects.filter(
+        tournament=tournament, action="battle_stopped", at=stopped_at
+    ).order_by("pk"):
+        battle = Battle.objects.filter(
+            tournament=tournament, pk=entry.data.get("battle"), status=Status.STOPPED
+        ).first()
+        was = entry.data.get("was")
+        if battle is None or was not in OPEN_STATUSES:
+            continue
+        changed = entry.data.get("changed")
+        battle.status = was
+        battle.ended_at = None
+        battle.updated_at = datetime.fromisoformat(changed) if changed else now
+        battle.save(update_fields=["status", "ended_at", "updated_at"])
+        _table_log(tournament, battle, actor=actor, action="battle_resumed", now=now, was=was)
+        resumed += 1
+    if resumed:
+        announce(tournament, "battle")
+    return resumed
 
 
 __all__ = [
     "battle_act",
     "battle_correct",
     "battle_result_choose",
+    "battles_resume",
     "battles_stop",
     "battles_sync",
+    "battles_undo_problem",
     "meeting_vote",
 ]

@@ -94,6 +94,10 @@ JUDGE_STRINGS: dict[str, Promise] = {
     "done": gettext_lazy("Done."),
     "working": gettext_lazy("Working…"),
     "flag_ruled": gettext_lazy("Ruled on: clear"),
+    "reopen_reason": gettext_lazy(
+        "Why reopen the game? The turn it left unplayed opens again, paused, with its "
+        "orders; the tables it stopped go on. The reason goes in the log."
+    ),
     "destroyed_reform": gettext_lazy("destroyed: may reform from turn %(turn)s"),
     "network_error": gettext_lazy(
         "The server could not be reached. Check the connection and try again."

@@ -44,6 +44,7 @@ _KIND_OF_PREFIX: tuple[tuple[str, str], ...] = (
     ("join_link_", "setup"),
     ("tournament_", "setup"),
     ("clock_", "turns"),
+    ("game_", "turns"),
     ("turn_undone", "corrections"),
     ("turn_", "turns"),
     ("draw_", "corrections"),
@@ -574,6 +575,14 @@ def _game_ended(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> s
     return _("%(who)s ended the game.") % {"who": who}
 
 
+def _game_reopened(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> str:
+    return _("%(who)s reopened the game: turn %(turn)s is open again, paused with %(time)s.") % {
+        "who": who,
+        "turn": turn or "?",
+        "time": _minutes(d.get("seconds")),
+    }
+
+
 def _place(spot: Any, ctx: LogContext) -> str:
     if not isinstance(spot, Mapping):
         return _("not on the map")
@@ -786,6 +795,9 @@ SENTENCES: dict[str, Sentence] = {
     "battle_ended": _battle_ended,
     "battle_corrected": _battle_corrected,
     "battle_stopped": _battle_stopped,
+    "battle_resumed": _at_table(
+        gettext_lazy("The table in %(province)s goes on: the game was reopened.")
+    ),
 }
 
 # The sentences that say which turn they are about (the others show it in the turn column).
@@ -797,6 +809,7 @@ TURN_SENTENCES: dict[str, Callable[[str, Mapping[str, Any], LogContext, Any], st
     "turn_deadline_ruled": _deadline_ruled,
     "draw_renewed": _draw_renewed,
     "game_ended": _game_ended,
+    "game_reopened": _game_reopened,
 }
 
 

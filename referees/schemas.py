@@ -272,6 +272,10 @@ class RedrawIn(Schema):
     reason: str = Field(..., min_length=1, max_length=MAX_REASON)
 
 
+class ReopenIn(Schema):
+    reason: str = Field(..., min_length=1, max_length=MAX_REASON)
+
+
 class UndoIn(Schema):
     reason: str = Field("", max_length=MAX_REASON)
     turn: int | None = Field(
@@ -305,6 +309,7 @@ class UndoPreviewOut(Schema):
         ..., description="what it reopens with: the time it had left, or 120 if under 60"
     )
     left_seconds: int = Field(..., description="the time it really had left when resolved")
+    problem: str = Field(..., description="why the undo would be refused now; empty: it would not")
     full_seconds: int = Field(..., description="a full turn")
     items: list[UndoItemOut]
 

@@ -12,7 +12,7 @@ from ninja import Router
 from referees import services
 from referees.api.common import ERRORS, done, judge_of
 from referees.auth import SIGNED_IN
-from referees.schemas import DoneOut, ExtendIn, RedrawIn, UndoIn, UndoPreviewOut
+from referees.schemas import DoneOut, ExtendIn, RedrawIn, ReopenIn, UndoIn, UndoPreviewOut
 
 router = Router()
 
@@ -75,6 +75,19 @@ def clock_resolve_now(
 def clock_end(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
     tournament, actor = judge_of(request, tournament_id)
     return done(services.clock_end(tournament_id=tournament.pk, actor=actor, now=timezone.now()))
+
+
+@_clock_route("reopen", "Reopen a game ended by mistake: its unplayed turn, paused")
+def game_reopen(request: HttpRequest, tournament_id: int, payload: ReopenIn) -> dict[str, Any]:
+    """After "End the game" by mistake: the turn it left unplayed opens again, paused, with
+    its orders, and the tables it stopped go on (409 ``phase`` for a game that ended after
+    its last turn)."""
+    tournament, actor = judge_of(request, tournament_id)
+    return done(
+        services.game_reopen(
+            tournament_id=tournament.pk, actor=actor, now=timezone.now(), reason=payload.reason
+        )
+    )
 
 
 @_clock_route("redraw", "Renew the open turn's draws: a new seed and commitment (R11)")

@@ -31,6 +31,7 @@ from referees.services.clock import (
     clock_tick_outcome,
     deadline_flag_rule,
     due_tournament_ids,
+    game_reopen,
     refuse_unless_in_play,
     turn_redraw,
 )
@@ -131,6 +132,7 @@ __all__ = [
     "control_correct",
     "deadline_flag_rule",
     "due_tournament_ids",
+    "game_reopen",
     "instruction_send",
     "lineup_refuse_unseated",
     "order_enter",

@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from battles.services import battles_stop, battles_sync
+from battles.services import battles_resume, battles_stop, battles_sync
 from referees.deadlines import (
     order_settle,
     order_settle_max,
@@ -434,6 +434,14 @@ def clock_end(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
     open_turn = campaign_open_turn(tournament.campaign)
     if open_turn is not None:
         Turn.objects.filter(pk=open_turn.pk).update(status=Turn.Status.UNDONE)
+    # What game_reopen needs to take back a mistaken end: the unplayed turn and its clock.
+    if tournament.paused:
+        remaining = tournament.paused_remaining or 0.0
+    elif tournament.deadline is not None:
+        remaining = max(0.0, (tournament.deadline - now).total_seconds())
+    else:
+        remaining = 0.0
+    ended_phase = tournament.phase
     phase_enter(tournament, Phase.FINISHED, now, None)
     log_write(
         tournament,
@@ -441,8 +449,72 @@ def clock_end(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
         action="game_ended",
         now=now,
         turn=open_turn.number if open_turn else None,
+        unplayed_turn=open_turn.pk if open_turn and ended_phase == Phase.RUNNING else None,
+        remaining=round(remaining),
     )
 
     battles_stop(tournament=tournament, actor=actor, now=now)  # R8
+    announce(tournament, "phase", phase=tournament.phase)
+    return tournament
+
+
+# A reopened turn waits, paused, with the time it had when the game was ended, and at
+# least this much: a game ended at 0:00 could not be played out otherwise.
+REOPEN_LEAST_SECONDS = 120
+
+
+@unit_of_work()
+def game_reopen(*, tournament_id: int, actor: Actor, now: datetime, reason: str) -> Tournament:
+    """Take back a mistaken "End the game" (issue 30): the turn it left unplayed opens again
+    with its orders, the clock waits paused for Resume with the time that turn had left,
+    and the tables the end stopped go on as they were. Logged with the judge's reason.
+
+    Only a game ended with "End the game" while a turn was open: one that ended after its
+    last turn (or its end time) has nothing to reopen.
+    """
+    tournament = tournament_lock(tournament_id)
+    if tournament.phase != Phase.FINISHED:
+        raise refusal(_("the game has not ended: there is nothing to reopen"), "phase")
+    if not reason.strip():
+        raise refusal(_("reason: say why the game is reopened; it goes in the log"))
+    ended = (
+        LogEntry.objects.filter(tournament=tournament, action="game_ended")
+        .order_by("-at", "-pk")
+        .first()
+    )
+    unplayed = ended.data.get("unplayed_turn") if ended is not None else None
+    turn = (
+        Turn.objects.filter(
+            pk=unplayed, campaign=tournament.campaign, status=Turn.Status.UNDONE
+        ).first()
+        if isinstance(unplayed, int)
+        else None
+    )
+    if ended is None or turn is None:
+        raise refusal(
+            _(
+                'only a game ended with "End the game" while a turn was open can be '
+                "reopened; this one ended after its last turn"
+            ),
+            "phase",
+        )
+    left = ended.data.get("remaining")
+    seconds = max(REOPEN_LEAST_SECONDS, round(left) if isinstance(left, int | float) else 0)
+    seconds = min(seconds, max(tournament.turn_seconds, REOPEN_LEAST_SECONDS))
+    Turn.objects.filter(pk=turn.pk).update(status=Turn.Status.OPEN, deadline=None)
+    tournament.phase = Phase.RUNNING
+    tournament.deadline = None
+    tournament.paused_remaining = float(seconds)
+    tournament.save(update_fields=["phase", "deadline", "paused_remaining"])
+    battles_resume(tournament=tournament, stopped_at=ended.at, actor=actor, now=now)
+    log_write(
+        tournament,
+        actor=actor,
+        action="game_reopened",
+        now=now,
+        turn=turn.number,
+        reason=reason.strip(),
+        seconds=seconds,
+    )
     announce(tournament, "phase", phase=tournament.phase)
     return tournament

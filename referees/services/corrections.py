@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from battles.models import TableSnapshot
-from battles.services import battles_undo
+from battles.services import battles_undo, battles_undo_problem
 from referees.kernel import (
     CLOCK,
     Actor,
@@ -62,6 +62,7 @@ BATTLE_ACTION_WORDS = {
     "battle_ended": gettext_lazy("battle ended"),
     "battle_corrected": gettext_lazy("result corrected"),
     "battle_stopped": gettext_lazy("table stopped"),
+    "battle_resumed": gettext_lazy("table resumed"),
 }
 
 
@@ -99,6 +100,7 @@ class UndoPreview:
     full_seconds: int
     items: tuple[UndoItem, ...]
     left_seconds: int = 0  # what the turn really had left when it was resolved
+    problem: str = ""  # why the undo would be refused now: said before, not after, asking
 
 
 def _who(label: str) -> str:
@@ -217,10 +219,18 @@ def _undo_items(tournament: Tournament, last: Turn) -> list[UndoItem]:
         since = LogEntry.objects.filter(tournament=tournament, at__gte=last.resolved_at).filter(
             Q(action__in=CORRECTION_ACTIONS) | Q(action__startswith="battle_")
         )
-        for entry in since.order_by("at", "pk"):
+        entries = list(since.order_by("at", "pk"))
+        # A stop by "End the game" that a reopening took back is no change to discard.
+        resumed = {str(e.data.get("battle")) for e in entries if e.action == "battle_resumed"}
+        for entry in entries:
             if (
                 entry.action not in CORRECTION_ACTIONS
                 and str(entry.data.get("battle")) not in tables
+            ):
+                continue
+            if (
+                entry.action in ("battle_stopped", "battle_resumed")
+                and str(entry.data.get("battle")) in resumed
             ):
                 continue
             if entry.action in CORRECTION_ACTIONS:
@@ -252,13 +262,38 @@ def _undo_items(tournament: Tournament, last: Turn) -> list[UndoItem]:
     return items
 
 
+def _ended_with_a_turn_unplayed(tournament: Tournament, last: Turn) -> bool:
+    ended = (
+        LogEntry.objects.filter(tournament=tournament, action="game_ended")
+        .order_by("-at", "-pk")
+        .values_list("turn", flat=True)
+        .first()
+    )
+    return ended is not None and ended > last.number
+
+
+def _undo_problem(tournament: Tournament, last: Turn) -> str | None:
+    """Why ``clock_undo`` would refuse to undo ``last`` now, or None."""
+    if tournament.phase == Phase.FINISHED and _ended_with_a_turn_unplayed(tournament, last):
+        # "End the game" stopped the tables after this turn: they go on again only when the
+        # game is reopened (game_reopen). A game that ended with its last turn undoes as is.
+        return _('the game has ended: reopen it first ("Reopen the game"), then undo')
+    if last.resolved_at is None:
+        return None
+    return battles_undo_problem(
+        tournament=tournament, turn_number=last.number, resolved_at=last.resolved_at
+    )
+
+
 @unit_of_work()
 def undo_preview(*, tournament_id: int) -> UndoPreview:
     """What ``clock_undo`` would discard now, and the time the reopened turn gets (R4)."""
     tournament = tournament_lock(tournament_id)
     last = _undo_last(tournament)
     left = _undo_left_seconds(tournament, last)
+    problem = _undo_problem(tournament, last) or ""
     return UndoPreview(
+        problem=problem,
         turn=last.number,
         default_seconds=_undo_default_seconds(left),
         left_seconds=left,
@@ -299,6 +334,8 @@ def clock_undo(
             % {"turn": turn},
             "stale",
         )
+    if tournament.phase == Phase.FINISHED and _ended_with_a_turn_unplayed(tournament, last):
+        raise refusal(str(_undo_problem(tournament, last)), "phase")
     remaining = (
         seconds
         if seconds is not None

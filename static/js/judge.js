@@ -170,6 +170,7 @@ function drawHead() {
   $("btn-resolve").textContent = t.turn ? `${$("btn-resolve").dataset.label} (${t.turn})` : $("btn-resolve").dataset.label;
   $("btn-end").hidden = !running;
   $("btn-redraw").hidden = p !== "running";
+  $("btn-reopen").hidden = p !== "finished";
   $("clock-deadline").textContent = t.clock.deadline ? fill(S.deadline_at, { time: formatTime(t.clock.deadline, config.timeZone, true) }) : "";
   $("register-form").hidden = p !== "setup";
   $("undo-row").hidden = !["running", "finished"].includes(p);
@@ -558,6 +559,10 @@ function showUndoDialog(preview) {
         el("span", { className: "undo-who", text: item.who }))));
   list.hidden = preview.items.length === 0;
   $("undo-nothing").hidden = preview.items.length > 0;
+  // Said before the judge confirms, never promised and then refused (issue 30).
+  $("undo-refused").textContent = preview.problem || "";
+  $("undo-refused").hidden = !preview.problem;
+  $("undo-confirm").disabled = Boolean(preview.problem);
   // The time the turn really had (1:17 resolved early, 0:00 by the clock); under a minute
   // it reopens with the default the server names, and says so.
   const left = $("undo-left");
@@ -601,6 +606,10 @@ function wire() {
         if (window.confirm(fill(S.confirm_resolve, { turn }))) act(button, () => api("POST", `/clock/resolve-now?turn=${encodeURIComponent(turn)}`));
       } else if (action === "end") {
         if (window.confirm(S.confirm_end)) act(button, () => api("POST", "/clock/end"));
+      } else if (action === "reopen") {
+        // A mistaken "End the game": the unplayed turn opens again, paused; logged with why.
+        const reason = (window.prompt(S.reopen_reason, "") || "").trim();
+        if (reason) act(button, () => api("POST", "/clock/reopen", { reason }));
       } else if (action === "redraw") {
         // R11: a deliberate re-draw needs a reason; the new commitment is published and logged.
         const reason = (window.prompt(S.redraw_reason, "") || "").trim();
