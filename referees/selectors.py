@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from django.db.models import Q
@@ -362,6 +362,48 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
     return state
 
 
+# The orders shown with a missed deadline: those that arrived from this long before it
+# until the turn was resolved, and those refused as late up to this long after: on waking,
+# the clock and the requests that waited in the socket race, and either may go first.
+AROUND_DEADLINE = timedelta(seconds=60)
+AROUND_DEADLINE_MAX = 100
+
+
+def orders_around_deadline(
+    *, tournament: Tournament, deadline: datetime, resolved_at: datetime
+) -> list[dict[str, Any]]:
+    """The orders given, withdrawn or refused around a deadline the site missed, in order
+    of arrival: what a judge rules from."""
+    rows = (
+        LogEntry.objects.filter(
+            tournament=tournament,
+            action__in=("order_given", "order_withdrawn", "order_refused"),
+            at__gte=deadline - AROUND_DEADLINE,
+            at__lte=resolved_at + AROUND_DEADLINE,
+        )
+        .order_by("at", "pk")
+        .values("pk", "action", "at", "actor", "data")
+    )
+    around = []
+    for row in rows:
+        data = row["data"]
+        if row["at"] > resolved_at and not (
+            row["action"] == "order_refused" and data.get("code") == "late"
+        ):
+            continue  # the next turn's orders
+        around.append(
+            {
+                "entry": row["pk"],
+                "action": row["action"],
+                "at": row["at"].isoformat(),
+                "by": row["actor"],
+                "army": data.get("army"),
+                "code": data.get("code"),
+            }
+        )
+    return around[:AROUND_DEADLINE_MAX]
+
+
 def deadline_flags(*, tournament: Tournament) -> list[dict[str, Any]]:
     """The missed deadlines no judge has ruled on yet (``turn_deadline_missed`` without a
     ``turn_deadline_ruled``), each with its sentence in the reader's language."""
@@ -381,18 +423,29 @@ def deadline_flags(*, tournament: Tournament) -> list[dict[str, Any]]:
     if not entries:
         return []
     context = log_context(tournament)
-    return [
-        {
-            "id": entry.pk,
-            "turn": entry.turn,
-            "at": entry.at.isoformat(),
-            "text": log_text(
-                {"action": entry.action, "data": entry.data, "by": entry.actor, "turn": entry.turn},
-                context,
-            ),
-        }
-        for entry in entries
-    ]
+    flags = []
+    for entry in entries:
+        data = dict(entry.data)
+        try:
+            deadline = datetime.fromisoformat(str(data.get("deadline")))
+        except ValueError:
+            deadline = None
+        if deadline is not None:
+            # Read now, not when the turn was resolved: a late refusal written just after
+            # the resolution belongs here too.
+            data["orders"] = orders_around_deadline(
+                tournament=tournament, deadline=deadline, resolved_at=entry.at
+            )
+        row = {"action": entry.action, "data": data, "by": entry.actor, "turn": entry.turn}
+        flags.append(
+            {
+                "id": entry.pk,
+                "turn": entry.turn,
+                "at": entry.at.isoformat(),
+                "text": log_text(row, context),
+            }
+        )
+    return flags
 
 
 def army_reform(

@@ -31,6 +31,7 @@ from referees.kernel import (
     unit_of_work,
 )
 from referees.models import LogEntry, Tournament
+from referees.selectors import orders_around_deadline
 from referees.services.setup import MAX_TURN_SECONDS
 from referees.services.start import phase_advance, phase_enter
 from strategic_map.models import Turn
@@ -141,10 +142,6 @@ def _game_over(tournament: Tournament, number: int, now: datetime) -> bool:
 # the process was stalled, the laptop asleep, the server down. Orders sent then got "too
 # late" on waking, through no fault of their senders: the judges are told, to rule.
 STALL_SECONDS = 10.0
-# The orders shown with such a flag: those that arrived from this long before the deadline
-# until the turn was resolved.
-STALL_ORDERS_BEFORE = timedelta(seconds=60)
-STALL_ORDERS_MAX = 100
 
 
 def _deadline_missed_flag(
@@ -153,16 +150,6 @@ def _deadline_missed_flag(
     late = now - deadline
     if late <= order_settle_max() + timedelta(seconds=STALL_SECONDS):
         return
-    around = (
-        LogEntry.objects.filter(
-            tournament=tournament,
-            action__in=("order_given", "order_withdrawn", "order_refused"),
-            at__gte=deadline - STALL_ORDERS_BEFORE,
-            at__lte=now,
-        )
-        .order_by("at", "pk")
-        .values("pk", "action", "at", "actor", "data")[:STALL_ORDERS_MAX]
-    )
     log_write(
         tournament,
         actor=CLOCK,
@@ -171,17 +158,7 @@ def _deadline_missed_flag(
         turn=number,
         deadline=deadline.isoformat(),
         late_by=round(late.total_seconds()),
-        orders=[
-            {
-                "entry": row["pk"],
-                "action": row["action"],
-                "at": row["at"].isoformat(),
-                "by": row["actor"],
-                "army": row["data"].get("army"),
-                "code": row["data"].get("code"),
-            }
-            for row in around
-        ],
+        orders=orders_around_deadline(tournament=tournament, deadline=deadline, resolved_at=now),
     )
 
 

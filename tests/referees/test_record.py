@@ -239,6 +239,18 @@ def test_a_deadline_passed_while_nothing_served_is_flagged_with_the_orders_aroun
         )
 
     assert services.clock_tick(tournament_id=game16.id, now=deadline + timedelta(seconds=63))
+    # On waking the clock went first; a request that waited in the socket is read after it.
+    with pytest.raises(TournamentError):
+        services.order_give(
+            player=game16.player("dragon"),
+            order=OrderInput("hold", turn=1),
+            now=deadline + timedelta(seconds=64),
+        )
+    services.order_give(  # turn 2's first order: not part of it
+        player=game16.player("crane"),
+        order=OrderInput("hold"),
+        now=deadline + timedelta(seconds=65),
+    )
 
     (flag,) = _judge_flags(game16)
     text = str(flag["text"])
@@ -246,6 +258,8 @@ def test_a_deadline_passed_while_nothing_served_is_flagged_with_the_orders_aroun
     assert "resolved 1:03 late" in text, text
     assert "crab-1 (Crab general 1): order given" in text, text
     assert "lion-1 (Lion general 1): order refused as late" in text, text
+    assert "dragon-1 (Dragon general 1): order refused as late" in text, text
+    assert "crane-1" not in text, text
     public = tournament_state(tournament=game16.refresh(), viewer=Viewer.public(), now=deadline)
     assert "flags" not in public
     player_state = api.get(
