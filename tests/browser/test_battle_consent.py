@@ -93,8 +93,12 @@ def test_r13_a_change_to_the_other_players_count_waits_for_his_confirmation(
     card(phone_a, b).get_by_role("button", name=f"{b}: family honor +1").tap()
     expect(panel_b).to_contain_text("family honor +1")
     phone_a.locator("#proposals-panel").get_by_role("button", name="Withdraw").tap()
-    expect(panel_b).to_be_hidden()
+    expect(panel_b.locator("#proposal-list li")).to_have_count(0)
     expect(honor_b).to_have_text(before)
+    # Issue 30: both phones say what came of it, rather than a proposal that just vanished.
+    for phone in (phone_a, phone_b):
+        expect(phone.locator("#proposals-answered")).to_contain_text("Withdrawn: nothing changed")
+    snap(phone_a, "battle-consent-withdrawn")
 
     # B takes his own honor down to −20: the server asks, the page's dialog asks him (R8).
     card(phone_b, b).locator("input.honor-input").fill("-26")
