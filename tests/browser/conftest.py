@@ -85,6 +85,7 @@ class LiveServer:
     url: str
     data: dict[str, Any]
     process: subprocess.Popen[bytes]
+    database: Path  # the server's SQLite file
 
     def api(self, method: str, path: str, *, token: str | None = None, body: Any = None) -> Any:
         """A JSON call to ``/api{path}``, with a bearer token (a judge key or join token)."""
@@ -220,7 +221,7 @@ def live_site(chromium_path: str) -> Iterator[LiveServer]:
                 stderr=subprocess.STDOUT,
             )
         _wait_healthy(url, process)
-        yield LiveServer(url=url, data=data, process=process)
+        yield LiveServer(url=url, data=data, process=process, database=database)
     finally:
         if process is not None:
             _stop(process)
