@@ -172,14 +172,18 @@ def _order_row(order: Order, code: str) -> dict[str, Any]:
     }
 
 
+def clock_left(tournament: Tournament, now: datetime) -> float | None:
+    """The seconds the clock shows at ``now`` (paused or running); None when none runs."""
+    if tournament.paused:
+        return tournament.paused_remaining
+    if tournament.deadline is not None:
+        return max(0.0, (tournament.deadline - now).total_seconds())
+    return None
+
+
 def tournament_clock(tournament: Tournament, now: datetime) -> dict[str, Any]:
     """The clock as the server sees it: pages count down from ``remaining``, not their own."""
-    if tournament.paused:
-        remaining: float | None = tournament.paused_remaining
-    elif tournament.deadline is not None:
-        remaining = max(0.0, (tournament.deadline - now).total_seconds())
-    else:
-        remaining = None
+    remaining = clock_left(tournament, now)
     return {
         "phase": tournament.phase,
         "paused": tournament.paused,

@@ -31,7 +31,7 @@ from referees.kernel import (
     unit_of_work,
 )
 from referees.models import LogEntry, Tournament
-from referees.selectors import orders_around_deadline
+from referees.selectors import clock_left, orders_around_deadline
 from referees.services.setup import MAX_TURN_SECONDS
 from referees.services.start import phase_advance, phase_enter
 from strategic_map.models import Turn
@@ -195,12 +195,7 @@ def _resolve_current(tournament: Tournament, *, actor: Actor, now: datetime) -> 
     if turn is None:
         return False
     # What the turn had left, so that an undo can give it back (clock_undo).
-    if tournament.paused:
-        remaining = tournament.paused_remaining or 0.0
-    elif tournament.deadline is not None:
-        remaining = max(0.0, (tournament.deadline - now).total_seconds())
-    else:
-        remaining = 0.0
+    remaining = clock_left(tournament, now) or 0.0
     deadline = None if tournament.paused else tournament.deadline
     resolved = turn_resolve(turn_id=turn.pk, now=now, by=actor.label)
     if resolved is None:
@@ -412,12 +407,7 @@ def clock_end(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
     if open_turn is not None:
         Turn.objects.filter(pk=open_turn.pk).update(status=Turn.Status.UNDONE)
     # What game_reopen needs to take back a mistaken end: the unplayed turn and its clock.
-    if tournament.paused:
-        remaining = tournament.paused_remaining or 0.0
-    elif tournament.deadline is not None:
-        remaining = max(0.0, (tournament.deadline - now).total_seconds())
-    else:
-        remaining = 0.0
+    remaining = clock_left(tournament, now) or 0.0
     ended_phase = tournament.phase
     phase_enter(tournament, Phase.FINISHED, now, None)
     log_write(
