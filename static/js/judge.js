@@ -305,7 +305,8 @@ function drawPlayers() {
   const rows = players.map((player) => {
     const link = player.join_url
       ? el("span", { className: "join-link" },
-          el("a", { text: player.join_url.replace(/^https?:\/\//, ""), attrs: { href: player.join_url, target: "_blank", rel: "noopener" } }),
+          // Cut to the column (the copy button beside it takes the whole link); the title shows it.
+          el("a", { text: player.join_url.replace(/^https?:\/\//, ""), attrs: { href: player.join_url, title: player.join_url, target: "_blank", rel: "noopener" } }),
           copyButton(player.join_url))
       : el("span", { className: "tag tag-warn", text: S.link_revoked });
     const reissue = el("button", { text: S.reissue, attrs: { type: "button" } });

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sl5r.rules.mapgraph import map_from_dict
 from sl5r.rules.roles import lineup_propose
 from tests.browser.conftest import LiveServer
 
@@ -85,3 +86,35 @@ def tournament_ended_in_turn(live_site: LiveServer, name: str, *, turn: int) -> 
         live_site.judge_api("POST", f"/tournaments/{tid}/clock/resolve-now?turn={number}")
     live_site.judge_api("POST", f"/tournaments/{tid}/clock/end")
     return made
+
+
+def tournament_with_table(live_site: LiveServer, name: str) -> dict[str, Any]:
+    """A running tournament whose turn 1 brought two clans' armies into one province (R7):
+    its id, the table's id and the two Generals' join tokens (``host`` stood, ``guest``
+    marched in), turn 2 open."""
+    made = tournament_running(live_site, name)
+    tid = made["id"]
+    token = {p["army"]: p["token"] for p in made["players"] if p["army"]}
+    state = live_site.judge_api("GET", f"/tournaments/{tid}/state")
+    where = {a["id"]: a["province"] for a in state["armies"]}
+    clan = {a["id"]: a["clan"] for a in state["armies"]}
+    board = map_from_dict(live_site.api("GET", f"/tournaments/{tid}/map"))
+    blocked = board.blocked_provinces()
+    host, guest = next(
+        (code, other)
+        for code, province in sorted(where.items())
+        for other, there in sorted(where.items())
+        if clan[other] != clan[code]
+        and province not in blocked
+        and not board.provinces[province].impassable
+        and board.adjacent(province, there)
+    )
+    live_site.api(
+        "PUT",
+        f"/tournaments/{tid}/orders/mine",
+        token=token[guest],
+        body={"kind": "move", "path": [where[host]]},
+    )
+    live_site.judge_api("POST", f"/tournaments/{tid}/clock/resolve-now?turn=1")
+    table = live_site.api("GET", f"/tournaments/{tid}/battles", token=token[host])[0]
+    return {"id": tid, "table": table["id"], "host": token[host], "guest": token[guest]}

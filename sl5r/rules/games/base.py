@@ -397,6 +397,11 @@ def outcome_read(state: Mapping[str, Any]) -> TableOutcome | None:
     )
 
 
+def sit_down(armies: Sequence[str]) -> str:
+    """``a sits down``, ``a and b sit down``: the verb agrees with how many arrive."""
+    return f"{names(armies)} {'sits' if len(armies) == 1 else 'sit'} down"
+
+
 def names(armies: Sequence[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``: for the English ``waiting_for`` texts."""
     if len(armies) <= 1:

@@ -35,6 +35,7 @@ from .base import (
     read_bool,
     read_choice,
     read_int,
+    sit_down,
     state_check,
     state_copy,
 )
@@ -291,7 +292,7 @@ def _seat_newcomers(s: State, *, after: str, newcomers: Sequence[str], ctx: Cont
     seating = s["seating"]
     at = seating.index(after) + 1
     seating[at:at] = order
-    log(s, "seating", "table", f"{', '.join(order)} sit down after {after}")
+    log(s, "seating", "table", f"{sit_down(order)} after {after}")
     return order
 
 
@@ -637,7 +638,7 @@ class L5RGame:
             "actions": 0,
         }
         _seating_prepare(s, Context(rng, rng_label))
-        log(s, "open", "table", f"{names(_armies(s))} sit down at the table")
+        log(s, "open", "table", f"{sit_down(_armies(s))} at the table")
         return s
 
     def act(
@@ -783,10 +784,7 @@ def _waiting_for(s: Mapping[str, Any]) -> str:
             for p in s["players"]
             if p["status"] == NEWCOMER and p["army"] not in (s["seating"] or [])
         ]
-        text += (
-            f"; then the game freezes and {names(arriving)} sit down for their production "
-            "turns (R8)"
-        )
+        text += f"; then the game freezes and {sit_down(arriving)} for their production turns (R8)"
     return text
 
 

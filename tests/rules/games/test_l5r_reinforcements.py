@@ -39,7 +39,7 @@ def test_r8_the_current_player_finishes_his_turn_before_the_game_freezes() -> No
     assert (s["stage"], s["frozen"], s["current"]) == ("playing", True, "lion-1")
     assert player(s, "dragon-1")["status"] == "newcomer"
     assert L5R.summary(s)["waiting_for"] == (
-        "lion-1 to play his turn (Straighten phase); then the game freezes and dragon-1 sit "
+        "lion-1 to play his turn (Straighten phase); then the game freezes and dragon-1 sits "
         "down for their production turns (R8)"
     )
     s = l5r(s, type="phase", by="lion-1", phase="attack")
