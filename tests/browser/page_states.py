@@ -17,14 +17,17 @@ HOUR = 60 * 60
 PLAYERS = 16
 
 
-def tournament_in_setup(live_site: LiveServer, name: str) -> dict[str, Any]:
-    """A tournament in set-up with R1's line-up registered: its id and its players."""
+def tournament_in_setup(
+    live_site: LiveServer, name: str, *, players: int = PLAYERS
+) -> dict[str, Any]:
+    """A tournament in set-up with R1's line-up for ``players`` registered (from 24 the
+    clans have Daimyos): its id and its players."""
     created = live_site.judge_api(
         "POST",
         "/tournaments",
         {
             "name": name,
-            "player_count": PLAYERS,
+            "player_count": players,
             "planning_seconds": HOUR,
             "negotiation_seconds": HOUR,
             "turn_seconds": HOUR,
@@ -32,10 +35,10 @@ def tournament_in_setup(live_site: LiveServer, name: str) -> dict[str, Any]:
         },
     )
     tid = created["id"]
-    players = []
-    for clan, roles in lineup_propose(PLAYERS).clans.items():
+    registered = []
+    for clan, roles in lineup_propose(players).clans.items():
         for number, role in enumerate(roles, start=1):
-            players.append(
+            registered.append(
                 live_site.judge_api(
                     "POST",
                     f"/tournaments/{tid}/players",
@@ -46,19 +49,23 @@ def tournament_in_setup(live_site: LiveServer, name: str) -> dict[str, Any]:
                     },
                 )
             )
-    return {"id": tid, "players": players}
+    return {"id": tid, "players": registered}
 
 
-def tournament_declaring(live_site: LiveServer, name: str) -> dict[str, Any]:
+def tournament_declaring(
+    live_site: LiveServer, name: str, *, players: int = PLAYERS
+) -> dict[str, Any]:
     """A started tournament whose clans are declaring their starting positions (R3.2)."""
-    made = tournament_in_setup(live_site, name)
+    made = tournament_in_setup(live_site, name, players=players)
     live_site.judge_api("POST", f"/tournaments/{made['id']}/start")
     return made
 
 
-def tournament_running(live_site: LiveServer, name: str) -> dict[str, Any]:
+def tournament_running(
+    live_site: LiveServer, name: str, *, players: int = PLAYERS
+) -> dict[str, Any]:
     """A tournament whose turn 1 is open: every clan declared (R3.2), the judge moved on."""
-    made = tournament_declaring(live_site, name)
+    made = tournament_declaring(live_site, name, players=players)
     tid = made["id"]
     provinces = live_site.api("GET", f"/tournaments/{tid}/map")["provinces"]
     armies: dict[str, list[str]] = {}
@@ -78,9 +85,11 @@ def tournament_running(live_site: LiveServer, name: str) -> dict[str, Any]:
     return made
 
 
-def tournament_ended_in_turn(live_site: LiveServer, name: str, *, turn: int) -> dict[str, Any]:
+def tournament_ended_in_turn(
+    live_site: LiveServer, name: str, *, turn: int, players: int = PLAYERS
+) -> dict[str, Any]:
     """A tournament whose judge pressed "End the game" while turn ``turn`` was open."""
-    made = tournament_running(live_site, name)
+    made = tournament_running(live_site, name, players=players)
     tid = made["id"]
     for number in range(1, turn):
         live_site.judge_api("POST", f"/tournaments/{tid}/clock/resolve-now?turn={number}")
