@@ -38,6 +38,7 @@ from referees.log_texts import (
     battle_casualties_text,
     battle_outcome_text,
     log_context,
+    log_who,
     rejection_text,
 )
 from referees.models import Player, Tournament
@@ -126,6 +127,9 @@ JUDGE_STRINGS: dict[str, Promise] = {
     "not_placed": gettext_lazy("not placed"),
     "no_order": gettext_lazy("no order (holds)"),
     "by_judge": gettext_lazy("entered by a judge"),
+    # Who gave an order, in the log's words (log_texts.log_who): judge.js whoText.
+    "judge_named": gettext_lazy("judge %(name)s"),
+    "player_named": gettext_lazy("%(name)s (%(role)s, %(clan)s)"),
     "deadline_at": gettext_lazy("Deadline: %(time)s"),
     "no_meetings": gettext_lazy("No meetings after the last turn."),
     "no_log": gettext_lazy("Nothing recorded yet."),
@@ -527,6 +531,8 @@ def _label_turn(turn: dict[str, Any], names: dict[str, str]) -> None:
         order["given_at_time"] = (
             datetime.fromisoformat(order["given_at"]) if order.get("given_at") else None
         )
+        # "Ivan (General, Crab)" or "judge Anna", in the page's language, as the log says it.
+        order["given_by_words"] = log_who(order["given_by"]) if order.get("given_by") else ""
     for draw in turn["draws"]:
         draw["method_label"] = str(DRAW_METHODS.get(draw.get("method", ""), draw.get("method")))
         on_swap = draw.get("on_swap") or ""

@@ -35,6 +35,16 @@ function clanName(id) {
   return id ? clans[id]?.name || id : S.nobody;
 }
 
+// Who gave an order, as the log names him (referees/log_texts.py log_who): "Ivan (General,
+// Crab)" or "judge Anna" in the page's language, not the stored "general Ivan (crab)".
+function whoText(label) {
+  if (!label) return "";
+  if (label.startsWith("judge ")) return fill(S.judge_named, { name: label.slice("judge ".length) });
+  const found = /^(general|daimyo|karo) (.+) \(([a-z]+)\)$/.exec(label);
+  if (!found) return label;
+  return fill(S.player_named, { name: found[2], role: config.roles[found[1]] || found[1], clan: clanName(found[3]) });
+}
+
 function clanTag(clan) {
   const tag = el("span", { className: `clan clan-${clan}`, text: clanName(clan) });
   return tag;
@@ -231,7 +241,7 @@ function drawOrders() {
       code,
       el("td", { text: armyPlace(army) }),
       el("td", { text: army.destroyed && !order ? fill(S.destroyed_reform, { turn: army.reform_from ?? "?" }) : orderText(order), className: order ? "" : "muted" }),
-      el("td", { text: order ? order.given_by : "", attrs: order?.by_judge ? { title: S.by_judge } : {} }),
+      el("td", { text: order ? whoText(order.given_by) : "", attrs: order?.by_judge ? { title: S.by_judge } : {} }),
       el("td", { text: order ? formatTime(order.given_at, config.timeZone, true) : "", className: "num" }),
     );
     tr.addEventListener("click", () => chooseArmy(army.id));
@@ -575,8 +585,11 @@ function showUndoDialog(preview) {
   form.querySelector('input[name="time"][value="left"]').checked = true;
   $("undo-minutes").value = String(Math.max(1, Math.round(preview.default_seconds / 60)));
   $("undo-problem").hidden = true;
+  // Refused: nothing to choose or explain; the focus goes to Cancel, the one thing to do.
+  $("undo-time").disabled = Boolean(preview.problem);
+  $("undo-reason").disabled = Boolean(preview.problem);
   $("undo-dialog").showModal();
-  $("undo-reason").focus();
+  (preview.problem ? $("undo-cancel") : $("undo-reason")).focus();
 }
 
 function formValue(form, name) {
