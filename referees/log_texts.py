@@ -9,6 +9,7 @@ never its code or its data.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -176,7 +177,9 @@ def _clan(code: Any) -> str:
 def _minutes(seconds: Any) -> str:
     if not isinstance(seconds, int | float):
         return "?"
-    whole = int(abs(seconds))
+    # Rounded up, as every clock on the pages shows it (static/js/format.js): "paused with
+    # 1:00 left" for the 59.4 s the judge saw as 1:00.
+    whole = math.ceil(abs(seconds))
     return f"{whole // 60}:{whole % 60:02d}"
 
 

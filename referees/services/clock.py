@@ -6,6 +6,7 @@ A turn is resolved once, with its battles, in one unit of work, whichever clock 
 from __future__ import annotations
 
 import logging
+import math
 from datetime import datetime, timedelta
 
 from django.db.models import Q
@@ -348,8 +349,10 @@ def clock_extend(*, tournament_id: int, seconds: int, actor: Actor, now: datetim
     else:
         raise refusal(_("no clock is running in this phase"), "phase")
     # The log says what the clock gained or lost, not what was asked: "-1 min" at 0:00
-    # changes nothing, and is refused rather than logged as a minute taken off.
-    changed = round(after - before)
+    # changes nothing, and is refused rather than logged as a minute taken off. Measured as
+    # the clocks show time (rounded up), so that "paused with 1:00 left" is followed by
+    # "took 1:00 off", never by 0:59 or 1:01.
+    changed = math.ceil(after) - math.ceil(before)
     if changed == 0:
         raise refusal(_("the clock shows 0:00 already: there is no time to take off"), "phase")
     if tournament.paused:

@@ -296,3 +296,27 @@ def test_a_turn_the_clock_resolves_on_time_or_a_judge_resolves_raises_no_flag(
     )
     assert _judge_flags(game16) == []
     assert not LogEntry.objects.filter(action="turn_deadline_missed").exists()
+
+
+def test_the_pause_and_the_time_taken_off_name_the_time_the_clock_showed(game16: Game) -> None:
+    """Issue 30, point 3: paused with 59.4 s left, the log said "paused with 0:59 left" and
+    then "took 1:00 off" (one floored, the other rounded). Both say what the clocks showed:
+    1:00, rounded up as static/js/format.js shows it."""
+    deadline = game16.refresh().deadline
+    assert deadline is not None
+    now = deadline - timedelta(seconds=59.4)
+    judge = game16.judge_actor
+    services.clock_pause(tournament_id=game16.id, actor=judge, now=now)
+    services.clock_extend(tournament_id=game16.id, seconds=-120, actor=judge, now=now)
+
+    ctx = log_context(game16.refresh())
+    rows = [
+        {"action": entry.action, "data": entry.data, "by": "judge"}
+        for entry in LogEntry.objects.filter(
+            tournament=game16.tournament, action__in=["clock_paused", "clock_extended"]
+        ).order_by("id")
+    ]
+    with override("en"):
+        texts = [log_text(row, ctx) for row in rows]
+    assert "paused the clock with 1:00 left" in texts[0], texts
+    assert "took 1:00 off" in texts[1], texts
