@@ -261,8 +261,13 @@ def english_left(page: str, entries: list[Entry]) -> list[str]:
     return [
         e.msgid
         for e in entries[1:]
-        if len(e.msgid.split()) >= 3 and "<" not in e.msgid and e.msgid in text
+        if len(e.msgid.split()) >= 3 and _words(e.msgid) and "<" not in e.msgid and e.msgid in text
     ]
+
+
+def _words(msgid: str) -> list[str]:
+    """The English words of a message: "%(name)s (%(role)s, %(clan)s)" has none to translate."""
+    return re.findall(r"[A-Za-z]{2,}", re.sub(r"%\(\w+\)[sd]|\{\w+\}", "", msgid))
 
 
 def json_script(page: str, element_id: str) -> Any:

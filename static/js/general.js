@@ -410,7 +410,12 @@ function render() {
   }
   // "Order stored" or a refusal is about the turn it was said in, not the next one.
   if (messageTurn !== null && messageTurn !== state.tournament.turn) showMessage("", "");
-  if (unsent && unsent.turn !== state.tournament.turn) unsent = null;
+  // An order lost offline whose turn has since been resolved did not count: say so, rather
+  // than keep "the connection is back, send it again" for a turn that is over.
+  if (unsent && unsent.turn !== state.tournament.turn) {
+    unsent = null;
+    showMessage("error", S["error-unsent-late"]);
+  }
   // Too late to retry: say what happened instead of "retry when the connection is back".
   if (unsent && over()) {
     unsent = null;
@@ -419,6 +424,8 @@ function render() {
   renderArmy(army);
   renderOrderForm(army);
   renderMap(army);
+  const mapNote = document.getElementById("daimyo-map-note");
+  if (mapNote) mapNote.hidden = state.tournament.phase === "finished";
   renderInstructions(ui.instructions, state.instructions, S, state);
   renderScores(svg, state);
 }

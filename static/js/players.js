@@ -148,6 +148,13 @@ export function phaseText(S, state) {
       ? fmt(S["phase-running-of"], { turn: t.turn, total: t.turns_total })
       : fmt(S["phase-running"], { turn: t.turn });
   }
+  // "Ended after turn 5 of 8": the same words as the console and the big screen.
+  if (phase === "finished" && t.ended_after_turn != null) {
+    const turn = t.ended_after_turn;
+    return t.turns_total
+      ? fmt(S["ended-after-of"], { turn, total: t.turns_total })
+      : fmt(S["ended-after"], { turn });
+  }
   return S[`phase-${phase}`] || phase;
 }
 
@@ -163,7 +170,8 @@ export function startClock(elements, S, getState, { urgent = true, isLive = () =
     const clock = (state.tournament && state.tournament.clock) || {};
     const seconds = remainingSeconds(state, offsetMs);
     elements.turn.textContent = phaseText(S, state);
-    elements.time.textContent = formatClock(seconds, { padMinutes: true });
+    // Over, there is no time to show ("--:--" read as a broken clock).
+    elements.time.textContent = clock.phase === "finished" ? "" : formatClock(seconds, { padMinutes: true });
     const running = clock.phase === "running";
     const paused = Boolean(clock.paused);
     const hasTime = seconds !== null && seconds !== undefined && Number.isFinite(seconds);

@@ -57,6 +57,7 @@ export function renderProposals() {
   const proposals = row.proposals || [];
   renderAnswered();
   $("proposals-panel").hidden = proposals.length === 0 && (row.proposals_answered || []).length === 0;
+  $("proposals-panel").classList.toggle("is-settled", proposals.length === 0);
   $("proposal-list").replaceChildren(
     ...proposals.map((proposal) => {
       const answer = (word, okKey) => async (b) => {
