@@ -139,6 +139,8 @@ def test_an_organiser_sets_up_and_starts_a_16_player_tournament_with_a_second_ju
     assert fits_the_width(second)
     second.get_by_role("link", name=re.compile("console", re.I)).first.click()
     expect(second).to_have_url(re.compile(rf"/referees/tournaments/{tournament_id}/judge/"))
+    # Pressed once the console has its state (before, the button is not wired yet).
+    expect(second.locator("#live-status")).to_have_attribute("data-status", "live")
     second.locator("#btn-pause").click()
     expect(second.locator("#clock-paused")).to_be_visible()
     # The first judge's console sees the pause live.

@@ -24,6 +24,13 @@ export function armyLabel(army) {
   return `${army} (${parts.join(", ")})`;
 }
 
+/** "scorpion-2 · Bayushi Kachiko": a choice in a drop-down, short enough for a phone (the
+ * code already names the clan). */
+export function armyChoice(army) {
+  const found = seat(army);
+  return found && found.general ? `${army} · ${found.general}` : army;
+}
+
 export function armyShort(army) {
   if (army === mine) return fmt(S["army-you"], { army });
   return army;

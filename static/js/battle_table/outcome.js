@@ -8,7 +8,7 @@ import { ask } from "../battle_confirm.js";
 import { $, el } from "../dom.js";
 import { fmt } from "../players.js";
 import { button, say } from "./controls.js";
-import { armyLabel, armyShort, clanName, list, named } from "./labels.js";
+import { armyChoice, armyLabel, armyShort, clanName, list, named } from "./labels.js";
 import { act, send } from "./send.js";
 import { S, can, judge, mine, row, seat, tableState } from "./state.js";
 
@@ -155,7 +155,7 @@ function renderCorrection(outcome) {
   const armies = (row.armies || []).map((a) => a.code);
   const winner = $("correct-winner");
   const previous = winner.value || (outcome && outcome.winner) || "";
-  winner.replaceChildren(...armies.map((a) => el("option", { text: armyLabel(a), attrs: { value: a } })));
+  winner.replaceChildren(...armies.map((a) => el("option", { text: armyChoice(a), attrs: { value: a } })));
   if (armies.includes(previous)) winner.value = previous;
   $("correct-winner-label").hidden = $("correct-kind").value !== "win";
   checkList($("correct-survivors"), armies, new Set((outcome && outcome.survivors) || []));
@@ -171,7 +171,7 @@ export function renderJudge() {
   const players = ((row.summary && row.summary.players) || []).filter((p) => p.status !== "lost");
   const select = $("judge-winner");
   const previous = select.value;
-  select.replaceChildren(...players.map((p) => el("option", { text: armyLabel(p.army), attrs: { value: p.army } })));
+  select.replaceChildren(...players.map((p) => el("option", { text: armyChoice(p.army), attrs: { value: p.army } })));
   if (players.some((p) => p.army === previous)) select.value = previous;
   $("judge-winner-label").hidden = $("judge-kind").value !== "win";
 }
