@@ -26,6 +26,7 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware  # noqa: E402
 
 from sl5r.routing import websocket_urlpatterns  # noqa: E402
+from sl5r.serving.arrival import BalancerStamped  # noqa: E402
 from sl5r.serving.threaded_http import ArrivalStamped, ThreadedWsgiHttp  # noqa: E402
 from sl5r.serving.websocket_origin import SameOriginValidator  # noqa: E402
 
@@ -49,8 +50,15 @@ routed = ProtocolTypeRouter(
 # on connections from SL5R_TRUSTED_PROXIES, so that nobody else can name his own address.
 # (uvicorn and asgiref, whose types Channels' stubs use, declare the ASGI messages each in
 # their own TypedDicts, which mypy does not match: hence the ignore.)
+# R4: the balancer's stamp of when a request reached it is the order's arrival, taken from
+# the same trusted proxies only (sl5r/serving/arrival.py); outside the forwarded-for step,
+# which replaces the connection's address with the client's. Without a balancer no stamp is
+# taken from any header: the kernel's stands.
 application = (
-    ProxyHeadersMiddleware(routed, trusted_hosts=settings.SL5R_TRUSTED_PROXIES)  # type: ignore[arg-type]
+    BalancerStamped(
+        ProxyHeadersMiddleware(routed, trusted_hosts=settings.SL5R_TRUSTED_PROXIES),  # type: ignore[arg-type]
+        trusted=settings.SL5R_TRUSTED_PROXIES,
+    )
     if settings.SL5R_TRUSTED_PROXIES
     else routed
 )

@@ -13,12 +13,14 @@ import asyncio
 from datetime import datetime
 
 from sl5r.serving import waiting_orders
+from sl5r.serving.arrival import arrival_stamps_install
 from sl5r.serving.database_outage import DATABASE_OUTAGE_ERRORS, database_error_summary
 from sl5r.serving.heap import heap_freeze
 from sl5r.serving.threaded_http import request_received_at, server_loop
 
 __all__ = [
     "DATABASE_OUTAGE_ERRORS",
+    "arrival_stamps_install",
     "database_error_summary",
     "handoff_loop",
     "heap_freeze",

@@ -45,6 +45,7 @@ from typing import IO, TYPE_CHECKING, Any
 from asgiref.sync import SyncToAsync
 from django.utils import timezone
 
+from sl5r.serving.arrival import request_arrival
 from sl5r.serving.waiting_orders import WAITING, order_tournament
 
 if TYPE_CHECKING:
@@ -171,8 +172,9 @@ class ThreadedWsgiHttp:
             except _Disconnected:
                 return
             # Stamped once the body is in, so that a client dribbling its body past a
-            # deadline cannot claim the moment it began.
-            received_at = timezone.now()
+            # deadline cannot claim the moment it began: by the kernel, when its last bytes
+            # came in, not when this loop got to them (sl5r/serving/arrival.py).
+            received_at = request_arrival(scope, now=timezone.now())
             size = body.tell()
             body.seek(0)
             environ = wsgi_environ(scope, body)
@@ -348,7 +350,7 @@ class ArrivalStamped:
             ):
                 # As in the pool: once the whole body is in, so that a client dribbling
                 # its body past a deadline cannot claim the moment it began.
-                received_at = timezone.now()
+                received_at = request_arrival(scope, now=timezone.now())
                 scope[RECEIVED_AT] = received_at
                 if tournament_id is not None:
                     tokens.append(WAITING.add(tournament_id, received_at))

@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.module_loading import import_string
 
 from referees.clock import INPROCESS, InProcessClock
-from sl5r.serving.interface import heap_freeze
+from sl5r.serving.interface import arrival_stamps_install, heap_freeze
 
 
 def _endpoint_escape(text: str) -> str:
@@ -74,6 +74,9 @@ def site_serve(
             clock.start()
         on_ready(clock_note)
 
+    # R4: an order's arrival is the kernel's stamp of its bytes, not the moment a busy loop
+    # got to them (sl5r/serving/arrival.py).
+    arrival_stamps_install()
     # Everything loaded so far lives as long as the process: out of the collector's way, so
     # that a full collection during a fan-out walks only the sockets (sl5r/serving/heap.py).
     heap_freeze()
