@@ -3,7 +3,10 @@
 A laptop can die; the tournament must not. While a venue is served (``SL5R_BACKUP_DIR`` set,
 SQLite the database), every change that moves the game on (a resolved turn, a judge's
 correction, paper order, undo, the start …; ``referees.services`` says which) is followed,
-once committed, by a backup in that folder: one zip holding
+once committed, by a backup in that folder; every other acknowledged change (a General's
+order, a battle table's count, an instruction) is in a backup within two seconds
+(``backup_soon``: one backup at most every ``BACKUP_SOON_SECONDS`` while changes come, written
+by a thread of its own so that no request waits for it). A backup is one zip holding
 
 - ``manifest.json``: the app (``sl5r-referee``), the format version, when and why it was
   written, the migrations the copy has applied, each tournament's phase, turn and version,
@@ -14,7 +17,9 @@ once committed, by a backup in that folder: one zip holding
 
 A backup is written to a temporary file, synced and renamed, so a crash mid-write never
 leaves half a file with a backup's name. Names sort by time (``sl5r-backup-<UTC time>-
-<reason>.zip``); the newest ``SL5R_BACKUP_KEEP`` are kept. A failed backup is logged in one
+<reason>.zip``); the newest ``SL5R_BACKUP_KEEP`` are kept, and besides them the newest
+``SOON_KEEP`` of the frequent ones (reason ``changes``), which would otherwise push the
+turns' backups out within a minute. A failed backup is logged in one
 line and never fails the change that asked for it.
 
 ``backup_read`` checks a file the other way (every part, before anything is touched) for
@@ -73,6 +78,12 @@ _WRITE_LOCK = threading.Lock()
 _last_fingerprint: dict[tuple[str, str], tuple[Any, ...]] = {}
 """What the last backup of each (database, folder) held, to skip one that would hold the same."""
 _suspended = threading.local()
+
+BACKUP_SOON_SECONDS = 1.8
+"""The shortest gap between two frequent backups: with the write itself (tens of ms) a change
+is in a backup within 2 s of its commit."""
+SOON_REASON = "changes"
+SOON_KEEP = 10
 
 
 class BackupRefused(ValueError):
@@ -143,6 +154,56 @@ def _backup_after_commit(reason: str) -> None:
         backup_write(reason=reason, if_changed=True)
     except Exception as error:  # the change is committed; the next backup will hold it
         log.error("backup after %s failed: %s", reason, _one_line(error))
+
+
+def backup_soon_on_commit() -> None:
+    """Have the change being committed in a backup within 2 s (at once outside a transaction).
+
+    For the changes that come often (orders, counts at the tables): the backups are
+    coalesced by ``_SOON``'s thread, never written in the request that made the change."""
+    if backup_directory() is None or getattr(_suspended, "active", False):
+        return
+    transaction.on_commit(_SOON.mark)
+
+
+class _Coalescer:
+    """A daemon thread that writes a backup when changes are waiting, at most one every
+    ``BACKUP_SOON_SECONDS``: the first change after a quiet spell at once, the rest of a
+    burst together."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._dirty = False
+        self._last = float("-inf")
+        self._thread: threading.Thread | None = None
+
+    def mark(self) -> None:
+        with self._changed:
+            self._dirty = True
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="sl5r-backup-soon", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._dirty:
+                    self._changed.wait()
+                # Woken early by more changes: they go in the same backup.
+                while (left := self._last + BACKUP_SOON_SECONDS - time.monotonic()) > 0:
+                    self._changed.wait(timeout=left)
+                self._dirty = False
+                self._last = time.monotonic()
+            try:
+                backup_write(reason=SOON_REASON, if_changed=True)
+            except Exception as error:  # logged; the next change tries again
+                log.error("backup of the latest changes failed: %s", _one_line(error))
+
+
+_SOON = _Coalescer()
 
 
 @contextlib.contextmanager
@@ -313,8 +374,11 @@ def _manifest_of(copy: Path, *, reason: str, now: datetime) -> dict[str, Any]:
 
 def _prune(directory: Path, *, keep: int) -> None:
     backups = backup_list(directory=directory)
-    for old in backups[: max(0, len(backups) - keep)]:
-        old.unlink(missing_ok=True)
+    frequent = [b for b in backups if b.name.endswith(f"-{SOON_REASON}{SUFFIX}")]
+    others = [b for b in backups if b not in frequent]
+    for group, kept in ((others, keep), (frequent, SOON_KEEP)):
+        for old in group[: max(0, len(group) - kept)]:
+            old.unlink(missing_ok=True)
 
 
 def _sha256(path: Path) -> str:

@@ -30,7 +30,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import Signal
 from django.utils.translation import gettext as _
 
-from referees.backups import backup_on_commit
+from referees.backups import backup_on_commit, backup_soon_on_commit
 from referees.models import LogEntry, Player, Tournament
 from referees.statements import statement_run, statements_pipelined
 from strategic_map.models import Army, Campaign, Turn
@@ -251,6 +251,9 @@ def unit_of_work() -> Iterator[None]:
                 reasons = [kind for kind in change.kinds if kind in BACKUP_KINDS]
                 if reasons:
                     backup_on_commit(reason=reasons[-1])
+                else:
+                    # An order, a count at a table: acknowledged, so in a backup within 2 s.
+                    backup_soon_on_commit()
     finally:
         _UNIT.reset(token)
 

@@ -15,6 +15,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -155,19 +156,60 @@ def test_a_judge_correction_and_a_paper_order_are_backed_up(
     assert json.loads(board)["armies"]["crab-1"]["province"] == to
 
 
-def test_a_generals_order_is_not_backed_up(running: Tournament, backup_dir: Path) -> None:
+def awaited_backup(directory: Path, reason: str, before: set[Path]) -> Path:
+    """The first new backup for ``reason``: written by the coalescing thread, so polled for
+    (an event in another thread), with a limit only a broken thread reaches."""
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        new = sorted(p for p in set(backup_list(directory=directory)) - before)
+        found = [p for p in new if p.name.endswith(f"-{reason}.zip")]
+        if found:
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError(f"no {reason} backup in {directory}")
+
+
+def test_a_generals_order_is_in_a_backup_soon_after_it_is_acknowledged(
+    running: Tournament, backup_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 31: a laptop killed 22 s after orders lost them (backups followed only turns and
+    judges' changes). An order is now in a backup within 2 s, written by a thread of its own."""
     before = set(backup_list(directory=backup_dir))
     player = Player.objects.select_related("army", "tournament").get(
         tournament=running, army__code="crab-1"
     )
+    target = free_neighbour(running, "crab-1")
 
-    order_give(
-        player=player,
-        order=OrderInput(kind="move", path=(free_neighbour(running, "crab-1"),)),
-        now=timezone.now(),
-    )
+    order_give(player=player, order=OrderInput(kind="move", path=(target,)), now=timezone.now())
 
-    assert set(backup_list(directory=backup_dir)) == before
+    backup = awaited_backup(backup_dir, backups.SOON_REASON, before)
+    copy = sqlite3.connect(database_of(backup, tmp_path / "copy.sqlite3"))
+    try:
+        paths = copy.execute(
+            "SELECT o.path FROM strategic_map_order AS o"
+            " JOIN strategic_map_army AS a ON a.id = o.army_id WHERE a.code = 'crab-1'"
+        ).fetchall()
+    finally:
+        copy.close()
+    assert [json.loads(p) for (p,) in paths] == [[target]]
+
+
+def test_frequent_backups_never_push_the_turns_backups_out(
+    settings: Any, running: Tournament, backup_dir: Path
+) -> None:
+    settings.SL5R_BACKUP_KEEP = 3
+    start = datetime(2026, 12, 1, 20, 0, tzinfo=dt_timezone.utc)
+    turns = [
+        backup_write(reason="turn_resolved", now=start + timedelta(seconds=n)) for n in range(4)
+    ]
+    frequent = [
+        backup_write(reason=backups.SOON_REASON, now=start + timedelta(seconds=10 + n))
+        for n in range(backups.SOON_KEEP + 5)
+    ]
+
+    kept = backup_list(directory=backup_dir)
+
+    assert kept == turns[1:] + frequent[5:]
 
 
 def test_changes_announced_in_one_transaction_make_one_backup(

@@ -87,7 +87,22 @@ def build() -> dict[str, Any]:
     occupied = set(homes.values())
     home = homes["crab"]
     neighbour = sorted(p for p in graph.neighbours[home] if p not in blocked | occupied)[0]
+    # Every clan's General, for the tests that play many phones at once.
+    generals = [
+        {
+            "army": f"{clan}-1",
+            "token": services.player_token(
+                Player.objects.get(tournament=tournament, clan=clan, role="general")
+            ),
+            "home": homes[clan],
+            "neighbour": sorted(
+                p for p in graph.neighbours[homes[clan]] if p not in blocked | occupied
+            )[0],
+        }
+        for clan in CLANS
+    ]
     return {
+        "generals": generals,
         "judge": {
             "username": JUDGE_USERNAME,
             "password": password,
