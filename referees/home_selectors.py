@@ -12,11 +12,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypedDict
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from referees.access import user_is_active
-from referees.models import LogEntry, Tournament
+from referees.models import LogEntry, Player, Tournament
 from referees.texts import turn_words
 from strategic_map.models import Turn
 
@@ -40,6 +40,14 @@ class TournamentRow:
     registered: int
     player_count: int
     last_activity: datetime | None
+    daimyos: int = 0
+    """Players registered as Daimyo: where there is one, the armies are not public (R1.1)."""
+
+    @property
+    def played_public(self) -> bool:
+        """Whether the public may read the played turns: where no clan has a Daimyo (R1.1),
+        and everywhere once the game is over (R12); the judges always."""
+        return self.phase == Tournament.Phase.FINISHED or self.daimyos == 0
 
     @property
     def under_way(self) -> bool:
@@ -57,6 +65,7 @@ class _Counted(TypedDict):
     current_turn: int
     registered: int
     last_activity: datetime | None
+    daimyos: int
 
 
 def _annotated(
@@ -76,6 +85,7 @@ def _annotated(
     return tournaments.annotate(
         current_turn=Coalesce(Subquery(current_turn, output_field=IntegerField()), 0),
         registered=Count("players", distinct=True),
+        daimyos=Count("players", filter=Q(players__role=Player.Role.DAIMYO), distinct=True),
         last_activity=Subquery(last_log),
     ).order_by("-created_at", "-id")
 
@@ -93,6 +103,7 @@ def _rows(annotated: QuerySet[WithAnnotations[Tournament, _Counted]]) -> list[To
             registered=t.registered,
             player_count=t.player_count,
             last_activity=t.last_activity,
+            daimyos=t.daimyos,
         )
         for t in annotated
     ]

@@ -249,7 +249,12 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
         if army is not None and spot.province is not None:
             clans_in.setdefault(spot.province, set()).add(army.clan)
     meetings: list[dict[str, Any]] = []
-    if last is not None and last.result:
+    # Once the game is over its tables are stopped: nobody is in a battle any more, and the
+    # map shows no swords (a General read "your army is in a battle" after the end).
+    finished = tournament.phase == Tournament.Phase.FINISHED
+    if finished:
+        visible_armies = [{**row, "in_battle": False} for row in visible_armies]
+    if last is not None and last.result and not finished:
         for meeting in last.result.get("meetings", []):
             if len(clans_in.get(meeting["province"], ())) < 2:
                 continue

@@ -78,8 +78,12 @@ def positions_declare(
     tags=["start"],
     summary="Move on to the next phase without waiting for the timer (judge)",
 )
-def advance(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
+def advance(request: HttpRequest, tournament_id: int, phase: str | None = None) -> dict[str, Any]:
+    """``?phase=`` the phase the judge saw: if the tournament has moved on since (the clock
+    started the negotiation, another judge pressed first), 409 ``stale`` and nothing skipped."""
     tournament, actor = judge_of(request, tournament_id)
     return done(
-        services.tournament_advance(tournament_id=tournament.pk, actor=actor, now=timezone.now())
+        services.tournament_advance(
+            tournament_id=tournament.pk, actor=actor, now=timezone.now(), seen_phase=phase
+        )
     )

@@ -141,9 +141,22 @@ def start_positions_declare(
 
 
 @unit_of_work()
-def tournament_advance(*, tournament_id: int, actor: Actor, now: datetime) -> Tournament:
-    """A judge moves the start on to its next step without waiting for the timer."""
+def tournament_advance(
+    *, tournament_id: int, actor: Actor, now: datetime, seen_phase: str | None = None
+) -> Tournament:
+    """A judge moves the start on to its next step without waiting for the timer.
+
+    ``seen_phase`` is the phase the judge saw when he pressed "Next phase now": if the clock
+    (declaring the last clan's positions starts the negotiation) or another judge moved on
+    first, nothing happens, rather than skipping the phase he never saw (R3.3).
+    """
     tournament = tournament_lock(tournament_id)
+    if seen_phase is not None and tournament.phase != seen_phase:
+        raise refusal(
+            _("the tournament has moved on to %(phase)s since: nothing was skipped")
+            % {"phase": Phase(tournament.phase).label},
+            "stale",
+        )
     phase_advance(tournament, actor, now)
     return tournament
 

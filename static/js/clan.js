@@ -155,6 +155,8 @@ function renderInstructionForm() {
   // The server refuses instructions before the start and after the end (R1.1 applies while
   // the game is on); the button says so at once.
   ui.instructionSend.disabled = sendingInstruction || phase === "setup" || phase === "finished";
+  // Over, there is nobody to instruct: the form goes (the list of what was sent stays).
+  ui.instructionForm.hidden = phase === "finished";
 }
 
 function instructionError(error) {

@@ -277,7 +277,8 @@ function renderOrderForm(army) {
   let note = "";
   let open = running() && Boolean(army);
   const closed = over();
-  if (!running()) note = S["not-running"];
+  if (state.tournament.phase === "finished") note = S["game-over"];
+  else if (!running()) note = S["not-running"];
   else if (closed) note = S["clock-over"];
   else if (!army) note = S["army-unknown"];
   else if (army.in_battle) {

@@ -615,7 +615,9 @@ function wire() {
       else if (action === "resume") act(button, () => api("POST", "/clock/resume"));
       else if (action === "extend") act(button, () => api("POST", "/clock/extend", { seconds: Number(button.dataset.seconds) }));
       else if (action === "start") act(button, () => api("POST", "/start"));
-      else if (action === "advance") act(button, () => api("POST", "/advance"));
+      // The phase on screen: if the clock moved on first, the server refuses rather
+      // than skip the phase the judge never saw (R3.3).
+      else if (action === "advance") act(button, () => api("POST", `/advance?phase=${encodeURIComponent(state.tournament.clock.phase)}`));
       else if (action === "resolve") {
         if (window.confirm(fill(S.confirm_resolve, { turn }))) act(button, () => api("POST", `/clock/resolve-now?turn=${encodeURIComponent(turn)}`));
       } else if (action === "end") {

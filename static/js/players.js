@@ -372,9 +372,15 @@ export function renderScores(svg, state) {
       const tr = document.createElement("tr");
       const th = document.createElement("th");
       th.scope = "row";
-      th.append(clanSwatch(svg, clan), (styles[clan] && styles[clan].name) || clan);
+      // The place, shared on equal points, as the big screen's standings show it (R12).
+      const place = 1 + rows.filter(([, other]) => other.total > score.total).length;
+      const rank = document.createElement("span");
+      rank.className = "place";
+      rank.textContent = `${place}.`;
+      th.append(rank, " ", clanSwatch(svg, clan), (styles[clan] && styles[clan].name) || clan);
       tr.append(th);
-      for (const value of [score.home_provinces, score.other_provinces, score.castles, score.total]) {
+      // Points, so that a row adds up to its total: two per home province (R12).
+      for (const value of [score.home_provinces * 2, score.other_provinces, score.castles, score.total]) {
         const td = document.createElement("td");
         td.className = "num";
         td.textContent = String(value);

@@ -176,6 +176,7 @@ PAGES = [
     ("judge", T + "/{clock}/history/"),
     ("judge", T + "/{ended}/judge/"),
     ("judge", "/tournaments/{battle}/battles/{battle_id}/"),
+    ("judge", "/tournaments/{stronghold}/battles/{stronghold_table}/"),
     ("judge", "/tournaments/{battle}/battles/small-farms/"),
 ]
 

@@ -523,3 +523,23 @@ def test_positions_for_an_unknown_clan_are_422(api: Api, planning: Game, judge_k
 
     assert response.status_code == 422
     assert response.json()["detail"].startswith("clan: ")
+
+
+def test_next_phase_pressed_after_the_clock_moved_on_skips_nothing(
+    api: Api, planning: Game, judge_key: str
+) -> None:
+    """R3.3; issue 30's walk: declaring the last clan started the negotiation by itself, and
+    the judge's "Next phase now", meant for the declarations, opened turn 1 half a second
+    later: the negotiation was skipped. The console names the phase it showed."""
+    base = f"/tournaments/{planning.id}"
+    for clan in sorted({p.clan for p in planning.players}):
+        assert declare(api, planning, clan, judge_key).status_code == 200
+    phase = api.get(f"{base}/state", token=judge_key).json()["tournament"]["clock"]["phase"]
+
+    refused = api.post(f"{base}/advance?phase=deployment", token=judge_key)
+
+    assert refused.status_code == 409, refused.content
+    assert refused.json()["code"] == "stale"
+    assert api.get(f"{base}/state", token=judge_key).json()["tournament"]["clock"]["phase"] == phase
+    moved = api.post(f"{base}/advance?phase={phase}", token=judge_key)
+    assert moved.status_code == 200, moved.content

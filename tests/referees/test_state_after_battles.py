@@ -67,3 +67,40 @@ def test_after_the_end_players_and_the_public_see_the_standings_and_the_played_t
     page = client.get(history)
     assert page.status_code == 200
     assert "crab-1" in page.content.decode()
+
+
+def test_the_public_home_links_the_played_turns_only_where_the_public_may_read_them(
+    client: Client, game_mixed: Game, game16: Game
+) -> None:
+    """Issue 30's walk: with a Daimyo in the game (R1.1) the public home's "Played turns"
+    led spectators to the judge sign-in. It is offered where no clan has a Daimyo, and
+    everywhere once the game is over (R12)."""
+    history = {g.id: reverse("referees:history", args=[g.id]) for g in (game_mixed, game16)}
+
+    def linked() -> set[int]:
+        page = client.get("/").content.decode()
+        return {tid for tid, url in history.items() if f'href="{url}"' in page}
+
+    assert linked() == {game16.id}
+    services.clock_end(
+        tournament_id=game_mixed.id, actor=game_mixed.judge_actor, now=timezone.now()
+    )
+    assert client.get(history[game_mixed.id]).status_code == 200
+    assert game_mixed.id in {
+        tid for tid in history if f'href="{history[tid]}"' in client.get("/").content.decode()
+    }
+
+
+def test_after_the_end_no_army_is_in_a_battle_and_the_map_shows_no_swords(
+    game16: Game,
+) -> None:
+    """Issue 30's walk: after "End the game" a General still read "your army is in a battle"
+    and the maps kept the stopped tables' swords."""
+    fight(game16, meet(game16))
+    assert _meetings(game16, Viewer.judge()) == [PROVINCE]
+    services.clock_end(tournament_id=game16.id, actor=game16.judge_actor, now=timezone.now())
+
+    for viewer in (Viewer.judge(), Viewer.public()):
+        state = tournament_state(tournament=game16.refresh(), viewer=viewer, now=timezone.now())
+        assert state["meetings"] == []
+        assert not any(a["in_battle"] for a in state["armies"])
