@@ -37,8 +37,8 @@ PY := $(BIN)/python
 STAMP := $(VENV)/requirements.stamp
 
 .DEFAULT_GOAL := help
-.PHONY: help install migrate demo run venue restore cluster cluster-stop haproxy test stage \
-	test-sqlite test-postgres migrations-check check lint fmt messages clean distclean
+.PHONY: help install wheelhouse migrate demo run venue restore cluster cluster-stop haproxy test \
+	stage test-sqlite test-postgres migrations-check check lint fmt messages clean distclean
 
 help:
 	@echo "make run        create .venv, install, migrate, load the demo tournament, serve on :$(PORT)"
@@ -58,16 +58,41 @@ help:
 	@echo "make fmt        format and auto-fix with ruff"
 	@echo "make demo       migrate and load the demo tournament (prints the judge login, join links)"
 	@echo "make messages   update and compile the translations (needs GNU gettext)"
+	@echo "make wheelhouse DIR=/media/usb/sl5r  the project and its packages on a USB stick, to"
+	@echo "                install another laptop with no internet (make venue there, from that copy)"
 	@echo "make clean      remove caches; make distclean also removes .venv, db.sqlite3 and var/"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+# A folder of wheels in the project (`make wheelhouse` puts one there): everything is
+# installed from it alone, with no package index (a second laptop at a venue without
+# internet). WHEELHOUSE=DIR names another.
+WHEELHOUSE ?= $(wildcard wheelhouse)
+PIP_FROM = $(if $(WHEELHOUSE),--no-index --find-links $(WHEELHOUSE))
+
 $(STAMP): requirements.txt requirements-dev.txt | $(PY)
-	$(PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	$(PY) -m pip install --disable-pip-version-check -q $(PIP_FROM) -r requirements-dev.txt
 	touch $@
 
 install: $(STAMP)
+
+# `make wheelhouse DIR=/media/usb/sl5r`: the project and every pinned package, built as
+# wheels for this platform and Python, in DIR/sl5r-referee. On another laptop of the same
+# kind (same OS, processor and Python 3.x) with no network: copy that folder, then
+# `make venue` there installs from its wheelhouse/ alone.
+wheelhouse: install
+	@test -n "$(DIR)" || { echo "make wheelhouse DIR=/path/on/the/usb/stick: where to put it" >&2; exit 2; }
+	rm -rf "$(DIR)/sl5r-referee"
+	mkdir -p "$(DIR)/sl5r-referee"
+	tar -c --exclude=./$(VENV) --exclude=./var --exclude=./.git --exclude='./db.sqlite3*' \
+		--exclude=./artifacts --exclude=./wheelhouse --exclude=./staticfiles \
+		--exclude='*/__pycache__' --exclude=./.mypy_cache --exclude=./.ruff_cache \
+		--exclude=./.pytest_cache --exclude=./.hypothesis . | tar -x -C "$(DIR)/sl5r-referee"
+	$(PY) -m pip wheel --disable-pip-version-check -q -r requirements-dev.txt \
+		-w "$(DIR)/sl5r-referee/wheelhouse"
+	@echo "The project and $$(ls "$(DIR)/sl5r-referee/wheelhouse" | wc -l) wheels are in $(DIR)/sl5r-referee."
+	@echo "On the other laptop: copy that folder, cd into it, and run make venue (no network needed)."
 
 migrate: install
 	$(PY) manage.py migrate --noinput

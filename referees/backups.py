@@ -114,6 +114,8 @@ class BackupManifest:
     migrations: frozenset[tuple[str, str]]
     tournaments: tuple[TournamentSummary, ...]
     database_sha256: str
+    site: str = ""
+    """The venue address the links carried when it was written (empty: not known)."""
 
 
 @dataclass(frozen=True)
@@ -369,6 +371,8 @@ def _manifest_of(copy: Path, *, reason: str, now: datetime) -> dict[str, Any]:
             for pk, name, phase, paused, version, turn in tournaments
         ],
         "database_sha256": _sha256(copy),
+        # The address printed on the join sheets: a restore at another one says so.
+        "site": str(getattr(settings, "SL5R_SITE_URL", "") or ""),
     }
 
 
@@ -516,6 +520,7 @@ def _manifest_read(name: str, raw: bytes) -> BackupManifest:
         migrations=migrations,
         tournaments=tournaments,
         database_sha256=checksum,
+        site=str(data.get("site") or ""),
     )
 
 

@@ -50,6 +50,7 @@ _KIND_OF_PREFIX: tuple[tuple[str, str], ...] = (
     ("turn_", "turns"),
     ("draw_", "corrections"),
     ("army_corrected", "corrections"),
+    ("backup_restored", "corrections"),
     ("control_corrected", "corrections"),
     ("announcement", "messages"),
     ("instruction_", "messages"),
@@ -188,6 +189,11 @@ def _duration(seconds: Any) -> str:
         return "?"
     minutes = round(seconds / 60)
     return ngettext("%(count)d minute", "%(count)d minutes", minutes) % {"count": minutes}
+
+
+def order_words(data: Mapping[str, Any], ctx: LogContext) -> str:
+    """An order as the log says it ("move to Kaiu Lands", "hold")."""
+    return _order(data, ctx)
 
 
 def _order(data: Mapping[str, Any], ctx: LogContext) -> str:
@@ -501,6 +507,40 @@ def rejection_text(reason: Any) -> str:
     return str(text) if text is not None else reason
 
 
+def _backup_restored(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> str:
+    text = _(
+        "Restored from a backup written at %(written)s, %(age)s before the restore: what "
+        "happened after it is not here."
+    ) % {"written": ctx.clock_time(d.get("written_at")), "age": _minutes(d.get("age"))}
+    orders = [o for o in _list(d.get("orders")) if isinstance(o, Mapping)]
+    if turn and orders:
+        listed = "; ".join(
+            _("%(army)s: %(order)s (%(time)s)")
+            % {
+                "army": o.get("army", "?"),
+                "order": _order(o, ctx),
+                "time": ctx.clock_time(o.get("given_at")),
+            }
+            for o in orders
+        )
+        text += " " + _(
+            "Turn %(turn)s's orders as restored: %(orders)s. A General whose order is not "
+            "listed, or not as he gave it, gives it again."
+        ) % {"turn": turn, "orders": listed}
+    elif turn:
+        text += " " + _(
+            "No order of turn %(turn)s is in it: every General gives his order again."
+        ) % {"turn": turn}
+    return str(text)
+
+
+def _site_changed(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    return _(
+        "The venue's address changed from %(before)s to %(after)s: join sheets printed "
+        "before carry the old one. Print the join sheet again."
+    ) % {"before": d.get("before", "?"), "after": d.get("after", "?")}
+
+
 def _deadline_missed(who: str, d: Mapping[str, Any], ctx: LogContext, turn: Any) -> str:
     text = _(
         "The deadline of turn %(turn)s (%(deadline)s) passed while the server was not "
@@ -798,6 +838,7 @@ SENTENCES: dict[str, Sentence] = {
     "battle_ended": _battle_ended,
     "battle_corrected": _battle_corrected,
     "battle_stopped": _battle_stopped,
+    "site_changed": _site_changed,
     "battle_resumed": _at_table(
         gettext_lazy("The table in %(province)s goes on: the game was reopened.")
     ),
@@ -810,6 +851,7 @@ TURN_SENTENCES: dict[str, Callable[[str, Mapping[str, Any], LogContext, Any], st
     "turn_undone": _turn_undone,
     "turn_deadline_missed": _deadline_missed,
     "turn_deadline_ruled": _deadline_ruled,
+    "backup_restored": _backup_restored,
     "draw_renewed": _draw_renewed,
     "game_ended": _game_ended,
     "game_reopened": _game_reopened,

@@ -8,7 +8,10 @@ replayed into the new file) and the secret key in place, each by a rename, keepi
 there as ``…pre-restore-<time>``. Last, it brings the schema up to this code's migrations and
 pauses every running clock with the time it had left at the moment of the backup, through
 ``clock_pause`` so the log says so (by "the restore"): the judge resumes when everyone is
-ready.
+ready. Each running tournament's log then says how old the backup was and lists the open
+turn's orders it holds (issue 31), so that the judge asks only the Generals concerned; and
+the venue address the backup's links carried becomes the last one this laptop knows, so
+that ``make venue`` at another address warns that printed sheets carry the old one.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
@@ -34,14 +38,23 @@ from referees.backups import (
     backups_suspended,
     database_in_use,
 )
-from referees.kernel import Actor
+from referees.kernel import Actor, log_write, unit_of_work
+from referees.log_texts import log_context, order_words
 from referees.models import Tournament
 from referees.services import clock_pause
-from sl5r.venue import SECRET_KEY_FILE
-from strategic_map.selectors import campaign_open_turn
+from sl5r.venue import LAST_SITE_FILE, SECRET_KEY_FILE
+from strategic_map.models import Army, Turn
+from strategic_map.selectors import campaign_open_turn, turn_current_orders
 
 RESTORE = Actor(label="the restore")
 """Who paused the clocks, as the log shows it."""
+
+
+@dataclass(frozen=True)
+class OrderRestored:
+    army: str
+    text: str
+    given_at: datetime
 
 
 @dataclass(frozen=True)
@@ -52,6 +65,8 @@ class TournamentRestored:
     paused: bool
     remaining: float | None
     """Seconds left on the paused clock; None without a clock."""
+    orders: tuple[OrderRestored, ...] = ()
+    """The open turn's orders the backup holds."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +139,10 @@ def backup_restore(*, source: Path, now: datetime | None = None) -> RestoreRepor
             _fsync_directory(folder)
 
     _migrate_if_behind()
-    tournaments = _pause_clocks(at=contents.manifest.created_at)
+    tournaments = _pause_clocks(at=contents.manifest.created_at, now=now)
+    if contents.manifest.site:
+        site_file = Path(settings.SL5R_VENUE_DIR) / LAST_SITE_FILE
+        site_file.write_text(contents.manifest.site + "\n", encoding="utf-8")
     return RestoreReport(
         source=source,
         created_at=contents.manifest.created_at,
@@ -166,8 +184,9 @@ def _migrate_if_behind() -> None:
         call_command("migrate", interactive=False, verbosity=0)
 
 
-def _pause_clocks(*, at: datetime) -> tuple[TournamentRestored, ...]:
-    """Pause every running clock at the backup's moment: the time it had left then."""
+def _pause_clocks(*, at: datetime, now: datetime) -> tuple[TournamentRestored, ...]:
+    """Pause every running clock at the backup's moment: the time it had left then; log
+    how old the backup is and the open turn's orders it holds."""
     restored = []
     with backups_suspended():
         for tournament in Tournament.objects.select_related("campaign").order_by("id"):
@@ -178,6 +197,22 @@ def _pause_clocks(*, at: datetime) -> tuple[TournamentRestored, ...]:
             ):
                 tournament = clock_pause(tournament_id=tournament.pk, actor=RESTORE, now=at)
             turn = campaign_open_turn(tournament.campaign)
+            orders: list[dict[str, Any]] = []
+            if turn is not None:
+                current = turn_current_orders(turn).values()
+                armies = {a.pk: a.code for a in Army.objects.filter(campaign=tournament.campaign)}
+                orders = [
+                    {
+                        "army": armies.get(order.army_id, "?"),
+                        "kind": order.kind,
+                        "path": list(order.path),
+                        "reform": order.reform,
+                        "given_at": order.created_at.isoformat(),
+                    }
+                    for order in sorted(current, key=lambda o: armies.get(o.army_id, ""))
+                ]
+            if tournament.phase != Tournament.Phase.SETUP:
+                _restore_logged(tournament, turn=turn, orders=orders, at=at, now=now)
             restored.append(
                 TournamentRestored(
                     name=tournament.name,
@@ -185,9 +220,38 @@ def _pause_clocks(*, at: datetime) -> tuple[TournamentRestored, ...]:
                     turn=turn.number if turn is not None else None,
                     paused=tournament.paused,
                     remaining=tournament.paused_remaining,
+                    orders=tuple(
+                        OrderRestored(
+                            army=o["army"],
+                            text=order_words(o, log_context(tournament)),
+                            given_at=datetime.fromisoformat(o["given_at"]),
+                        )
+                        for o in orders
+                    ),
                 )
             )
     return tuple(restored)
+
+
+@unit_of_work()
+def _restore_logged(
+    tournament: Tournament,
+    *,
+    turn: Turn | None,
+    orders: list[dict[str, Any]],
+    at: datetime,
+    now: datetime,
+) -> None:
+    log_write(
+        tournament,
+        actor=RESTORE,
+        action="backup_restored",
+        now=now,
+        turn=turn.number if turn is not None else None,
+        written_at=at.isoformat(),
+        age=max(0.0, (now - at).total_seconds()),
+        orders=orders,
+    )
 
 
 def _fsync(path: Path) -> None:

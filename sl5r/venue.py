@@ -30,6 +30,9 @@ from django.core.exceptions import ImproperlyConfigured
 ROUTE_PROBE_ADDRESS = "198.51.100.1"
 
 SECRET_KEY_FILE = "secret_key"
+# The base address of the last start: a printed join sheet carries it, so a change is said
+# (the venue command) and a backup keeps it (a restore on another laptop warns).
+LAST_SITE_FILE = "site_url"
 
 
 @dataclass(frozen=True)

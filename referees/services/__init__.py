@@ -81,6 +81,7 @@ from referees.services.setup import (
     tournament_create,
     tournament_settings,
     tournament_update,
+    venue_site_changed,
 )
 from referees.services.start import (
     phase_advance,
@@ -158,4 +159,5 @@ __all__ = [
     "tournament_update",
     "turn_redraw",
     "undo_preview",
+    "venue_site_changed",
 ]

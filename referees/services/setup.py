@@ -465,3 +465,25 @@ def player_token_revoke(*, player: Player, actor: Actor, now: datetime) -> None:
     player.save(update_fields=["token_nonce"])
     log_write(player.tournament, actor=actor, action="join_link_revoked", now=now, player=player.pk)
     backup_on_commit(reason="join_link")
+
+
+VENUE = Actor(label="the venue")
+"""Who noticed the venue's address change, as the log shows it."""
+
+
+def venue_site_changed(*, before: str, after: str, now: datetime) -> int:
+    """The venue now serves at ``after``, the links printed at the last start carried
+    ``before`` (issue 31): every unfinished tournament's log says so, for its console.
+    Returns how many tournaments were told."""
+    told = 0
+    for pk in Tournament.objects.exclude(phase=Tournament.Phase.FINISHED).values_list(
+        "pk", flat=True
+    ):
+        with unit_of_work():
+            tournament = tournament_lock(pk)
+            log_write(
+                tournament, actor=VENUE, action="site_changed", now=now, before=before, after=after
+            )
+            announce(tournament, "log")
+        told += 1
+    return told

@@ -566,8 +566,9 @@ def test_restore_puts_the_tournament_back_paused(
     assert deadline is None
     assert remaining == pytest.approx((source.deadline - written_at).total_seconds(), abs=0.01)
     before = table_rows(source_db, "referees_logentry")
-    assert len(entries) == len(before) + 1
-    assert entries[-1] == ("the restore", "clock_paused")
+    assert len(entries) == len(before) + 2
+    # Paused at the backup's moment, and the console told what the backup holds (issue 31).
+    assert entries[-2:] == [("the restore", "clock_paused"), ("the restore", "backup_restored")]
     # what was there before is kept aside, with its key
     kept = sorted(p.name for p in laptop["root"].iterdir() if ".pre-restore-" in p.name)
     assert len(kept) == 1 and kept[0].startswith("db.sqlite3.pre-restore-")
@@ -671,3 +672,41 @@ def test_the_command_reports_in_one_line(capsys: pytest.CaptureFixture[str]) -> 
 
     assert refused.value.returncode == 2
     assert str(refused.value) == "/nonexistent/backup.zip: no such file"
+
+
+def test_a_restore_lists_the_open_turns_orders_and_keeps_the_old_address(
+    running: Tournament, backup_dir: Path, laptop: dict[str, Any], settings: Any
+) -> None:
+    """Issue 31: after a restore the judge could not tell which orders the backup held (two
+    Generals' changes were silently reverted), nor that the sheets carried another address.
+    The restore's log line (the console's) and its output list the open turn's orders and
+    say how old the backup is; the backup's address becomes the one a new start compares."""
+    settings.SL5R_SITE_URL = "http://192.0.2.40:8000"
+    player = Player.objects.select_related("army", "tournament").get(
+        tournament=running, army__code="crab-1"
+    )
+    target = free_neighbour(running, "crab-1")
+    order_give(player=player, order=OrderInput(kind="move", path=(target,)), now=timezone.now())
+    backup = backup_write(reason="turn_resolved")
+    assert backup is not None
+    assert manifest_of(backup)["site"] == "http://192.0.2.40:8000"
+
+    result = restore(laptop, str(backup))
+
+    assert result.returncode == 0, result.stderr
+    assert "s old: what happened after it is not in it." in result.stdout
+    name = rokugan_map().provinces[target].name
+    assert f"    crab-1: move to {name} (given " in result.stdout, result.stdout
+    db = sqlite3.connect(laptop["database"])
+    try:
+        (data,) = db.execute(
+            "SELECT data FROM referees_logentry WHERE action = 'backup_restored'"
+        ).fetchone()
+    finally:
+        db.close()
+    record = json.loads(data)
+    assert [(o["army"], o["kind"], o["path"]) for o in record["orders"]] == [
+        ("crab-1", "move", [target])
+    ]
+    assert record["age"] >= 0
+    assert (laptop["venue"] / "site_url").read_text() == "http://192.0.2.40:8000\n"

@@ -7,6 +7,7 @@ and talks to it as phones on the venue's Wi-Fi would.
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -172,3 +173,11 @@ def test_a_changed_venue_address_is_said_because_printed_sheets_carry_the_old_on
 
     # then
     assert "the venue address was http://192.168.1.20:8000 at the last start" in second.output
+    # and the consoles say it too (issue 31): a judge who never reads the terminal prints again
+    venue_sign_in(second, host="10.0.0.7:8000", password=first.judge_password)
+    log = json.loads(second.request("GET", "/api/tournaments/1/log", host="10.0.0.7:8000").body)
+    changed = [e for e in log["entries"] if e["action"] == "site_changed"]
+    assert [(e["data"]["before"], e["data"]["after"]) for e in changed] == [
+        ("http://192.168.1.20:8000", "http://10.0.0.7:8000")
+    ]
+    assert "Print the join sheet again." in changed[0]["text"]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
 from referees.backups import BackupRefused
 from referees.restore import TournamentRestored, backup_restore
@@ -40,8 +41,19 @@ class Command(BaseCommand):
             f"Restored {report.source.name} (written {written}, after {report.reason}) "
             f"into {report.database}"
         )
+        age = (timezone.now() - report.created_at).total_seconds()
+        self.stdout.write(f"The backup is {age:.0f} s old: what happened after it is not in it.")
         for tournament in report.tournaments:
             self.stdout.write(_line(tournament))
+            if tournament.turn is not None and tournament.phase == "running":
+                # Issue 31: the judge asks only the Generals whose order is missing or old.
+                self.stdout.write(
+                    f"  Turn {tournament.turn}'s orders in the backup"
+                    f" ({len(tournament.orders)}; the console's log lists them too):"
+                )
+                for order in tournament.orders:
+                    given = order.given_at.strftime("%H:%M:%S")
+                    self.stdout.write(f"    {order.army}: {order.text} (given {given} UTC)")
         if report.set_aside:
             self.stdout.write(
                 "What was here before is kept: " + ", ".join(p.name for p in report.set_aside)

@@ -20,13 +20,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
+from django.utils import timezone
 
 from referees.backups import backup_directory, backup_write
 from referees.management.commands.serve import site_serve
 from referees.models import Tournament
-
-# The base address of the last start: a printed join sheet carries it, so a change is said.
-LAST_SITE_FILE = "site_url"
+from referees.services import venue_site_changed
+from sl5r.venue import LAST_SITE_FILE
 
 
 class Command(BaseCommand):
@@ -98,11 +98,22 @@ class Command(BaseCommand):
             write(self.style.WARNING(f"Warning: {settings.SL5R_VENUE_WARNING}"))
         previous = self._site_remember(site)
         if previous and previous != site:
+            # The consoles say it too: a judge who never reads this terminal prints again.
+            venue_site_changed(before=previous, after=site, now=timezone.now())
+            old_scheme, new_scheme = previous.split("://", 1)[0], site.split("://", 1)[0]
+            # SITE_URL only names the address: it cannot make an HTTPS start answer the
+            # old sheets' http:// links (or the reverse), so it is offered only when it can.
+            advice = (
+                f"print them again, or start with SITE_URL={previous} if this laptop can "
+                "still be reached there."
+                if old_scheme == new_scheme
+                else f"print them again: their {old_scheme}:// links do not reach this "
+                f"{new_scheme.upper()} start."
+            )
             write(
                 self.style.WARNING(
                     f"Warning: the venue address was {previous} at the last start. Join "
-                    "sheets printed then carry it: print them again, or start with "
-                    f"SITE_URL={previous} if this laptop can still be reached there."
+                    f"sheets printed then carry it: {advice}"
                 )
             )
         write("Phones on the same network open these addresses. Keep this laptop awake and")
