@@ -54,6 +54,7 @@ from django.db import transaction
 from django.db.migrations.loader import MigrationLoader
 
 from referees.models import LogEntry, Tournament
+from sl5r.public_url import site_url_current
 from strategic_map.models import Campaign, Turn
 
 log = logging.getLogger(__name__)
@@ -372,7 +373,7 @@ def _manifest_of(copy: Path, *, reason: str, now: datetime) -> dict[str, Any]:
         ],
         "database_sha256": _sha256(copy),
         # The address printed on the join sheets: a restore at another one says so.
-        "site": str(getattr(settings, "SL5R_SITE_URL", "") or ""),
+        "site": site_url_current(),
     }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -52,7 +53,7 @@ from referees.services import tournament_clans
 from referees.state import tournament_state
 from referees.texts import state_turn_words
 from sl5r.public_url import public_url as page_public_url
-from sl5r.public_url import qr_svg
+from sl5r.public_url import qr_svg, site_url_current
 from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES, MapDrawing, map_drawing
 from strategic_map.models import Order
@@ -320,8 +321,19 @@ def judge_console(request: HttpRequest, tournament_id: int) -> HttpResponse:
                 "log_kinds": [(kind, str(label)) for kind, label in LOG_KINDS.items()],
                 "provinces": config["provinces"],
                 "phase_label": Tournament.Phase(tournament.phase).label,
+                "venue_addresses": _venue_addresses(),
             },
         )
+
+
+def _venue_addresses() -> list[dict[str, Any]]:
+    """Under ``make venue``, each of the laptop's addresses the links could carry, with its
+    QR code and whether it is the one they carry now."""
+    current = site_url_current()
+    return [
+        {"url": url, "qr": qr_svg(f"{url}/"), "current": url == current}
+        for url in settings.SL5R_SITE_CANDIDATES
+    ]
 
 
 @never_cache

@@ -258,6 +258,10 @@ class PositionsIn(Schema):
 # --- Clock -----------------------------------------------------------------------------------
 
 
+class VenueAddressIn(Schema):
+    site: str = Field(..., max_length=300)
+
+
 class ExtendIn(Schema):
     seconds: int = Field(..., ge=-MAX_TURN_SECONDS, le=MAX_TURN_SECONDS)
 

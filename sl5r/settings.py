@@ -64,12 +64,16 @@ CSRF_TRUSTED_ORIGINS = env_list(_env, "CSRF_TRUSTED_ORIGINS", default=[])
 # screen, printed addresses); empty: the address of the request that builds the link.
 SL5R_SITE_URL = site_url_parse(_env["SITE_URL"]) if _env.get("SITE_URL", "").strip() else ""
 SL5R_VENUE_WARNING = ""
+# Under `make venue`: every base address the links could carry (one per network address of
+# the laptop); a judge may choose another than SL5R_SITE_URL on the console.
+SL5R_SITE_CANDIDATES: list[str] = []
 if SL5R_VENUE:
     _venue = venue_network(environ=_env, port=SL5R_VENUE_PORT, tls=SL5R_TLS is not None)
     ALLOWED_HOSTS = _venue.hosts + env_list(_env, "ALLOWED_HOSTS", default=[])
     CSRF_TRUSTED_ORIGINS = _venue.csrf_origins + CSRF_TRUSTED_ORIGINS
     SL5R_SITE_URL = _venue.site_url
     SL5R_VENUE_WARNING = _venue.warning
+    SL5R_SITE_CANDIDATES = _venue.candidates
 
 INSTALLED_APPS = [
     # daphne first: its runserver replaces Django's with an ASGI one.

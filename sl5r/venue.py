@@ -17,7 +17,7 @@ import os
 import secrets
 import socket
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -48,6 +48,10 @@ class VenueNetwork:
     csrf_origins: list[str]
     warning: str
     """Empty, or why phones may not reach this machine (no network address at all)."""
+    candidates: list[str] = field(default_factory=list)
+    """Every base address the links could carry: one per network address of this machine
+    (loopback left out), ``site_url`` first; a judge picks another on the console when the
+    picked one is not the venue's network (a laptop on two networks)."""
 
 
 def interface_addresses() -> list[str]:
@@ -181,12 +185,20 @@ def venue_network(
     origins = [site_url_build(scheme=scheme, host=h.strip("[]"), port=port) for h in hosts]
     if site_url not in origins:
         origins.append(site_url)
+    candidates = [site_url]
+    for address in addresses:
+        if ipaddress.ip_address(address.split("%")[0]).is_loopback:
+            continue
+        candidate = site_url_build(scheme=scheme, host=address, port=port)
+        if candidate not in candidates:
+            candidates.append(candidate)
     return VenueNetwork(
         site_url=site_url,
         address=picked,
         hosts=hosts,
         csrf_origins=origins,
         warning=warning,
+        candidates=candidates,
     )
 
 

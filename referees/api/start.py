@@ -15,7 +15,7 @@ from referees.access import player_declares_for, tournament_get, user_judges
 from referees.api.common import ERRORS, done, judge_of
 from referees.auth import SIGNED_IN, caller_of
 from referees.kernel import Actor
-from referees.schemas import ClanId, DoneOut, PositionsIn
+from referees.schemas import ClanId, DoneOut, PositionsIn, VenueAddressIn
 
 router = Router()
 
@@ -87,3 +87,20 @@ def advance(request: HttpRequest, tournament_id: int, phase: str | None = None) 
             tournament_id=tournament.pk, actor=actor, now=timezone.now(), seen_phase=phase
         )
     )
+
+
+@router.post(
+    "/tournaments/{tournament_id}/venue-address",
+    response={200: DoneOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["start"],
+    summary="Choose which of the venue laptop's addresses the links carry (judge)",
+)
+def venue_address(
+    request: HttpRequest, tournament_id: int, payload: VenueAddressIn
+) -> dict[str, Any]:
+    """``make venue`` only; 400 when ``site`` is not one of the laptop's addresses."""
+    tournament, actor = judge_of(request, tournament_id)
+    services.venue_address_choose(site=payload.site, actor=actor, now=timezone.now())
+    tournament.refresh_from_db()
+    return done(tournament)

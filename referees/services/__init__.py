@@ -81,6 +81,7 @@ from referees.services.setup import (
     tournament_create,
     tournament_settings,
     tournament_update,
+    venue_address_choose,
     venue_site_changed,
 )
 from referees.services.start import (
@@ -159,5 +160,6 @@ __all__ = [
     "tournament_update",
     "turn_redraw",
     "undo_preview",
+    "venue_address_choose",
     "venue_site_changed",
 ]

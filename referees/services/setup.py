@@ -8,8 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -34,6 +36,7 @@ from referees.lineups import (
 from referees.models import Player, Tournament
 from referees.names import name_checked, name_key
 from referees.tokens import player_token
+from sl5r.public_url import site_url_choose
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.mapgraph import GameMap, map_from_dict
 from sl5r.rules.roles import (
@@ -41,6 +44,7 @@ from sl5r.rules.roles import (
     Role,
     lineup_seating_check,
 )
+from sl5r.venue import LAST_SITE_FILE
 from strategic_map.clans import clan_name
 from strategic_map.models import Map
 from strategic_map.selectors import campaign_game_map
@@ -471,10 +475,10 @@ VENUE = Actor(label="the venue")
 """Who noticed the venue's address change, as the log shows it."""
 
 
-def venue_site_changed(*, before: str, after: str, now: datetime) -> int:
-    """The venue now serves at ``after``, the links printed at the last start carried
-    ``before`` (issue 31): every unfinished tournament's log says so, for its console.
-    Returns how many tournaments were told."""
+def venue_site_changed(*, before: str, after: str, now: datetime, actor: Actor = VENUE) -> int:
+    """The venue now serves at ``after``, the links printed before carried ``before``
+    (issue 31): every unfinished tournament's log says so, for its console. Returns how
+    many tournaments were told."""
     told = 0
     for pk in Tournament.objects.exclude(phase=Tournament.Phase.FINISHED).values_list(
         "pk", flat=True
@@ -482,8 +486,30 @@ def venue_site_changed(*, before: str, after: str, now: datetime) -> int:
         with unit_of_work():
             tournament = tournament_lock(pk)
             log_write(
-                tournament, actor=VENUE, action="site_changed", now=now, before=before, after=after
+                tournament, actor=actor, action="site_changed", now=now, before=before, after=after
             )
             announce(tournament, "log")
         told += 1
     return told
+
+
+def venue_address_choose(*, site: str, actor: Actor, now: datetime) -> str:
+    """A judge chooses which of the laptop's addresses the links carry (a laptop on two
+    networks took the one the phones cannot reach). Kept in the venue folder until changed,
+    used at once by every page and sheet; every console's log says to print the join sheet
+    again. Returns the address."""
+    if not settings.SL5R_VENUE:
+        raise refusal(_("only a venue laptop (make venue) chooses its address"), "not_venue")
+    try:
+        before = site_url_choose(site)
+    except ValueError:
+        raise refusal(
+            _("site: %(site)s is not one of this laptop's addresses: %(addresses)s")
+            % {"site": site, "addresses": ", ".join(settings.SL5R_SITE_CANDIDATES)}
+        ) from None
+    if before != site:
+        # The next start compares with this one, not with the address before the choice.
+        last = Path(settings.SL5R_VENUE_DIR) / LAST_SITE_FILE
+        last.write_text(site + "\n", encoding="utf-8")
+        venue_site_changed(before=before, after=site, now=now, actor=actor)
+    return site

@@ -597,6 +597,14 @@ function formValue(form, name) {
 }
 
 function wire() {
+  // The venue's address (issue 31): the page is drawn with the addresses and codes, so it is
+  // simply drawn again once the choice is stored.
+  for (const button of document.querySelectorAll(".venue-choose")) {
+    button.addEventListener("click", () =>
+      act(button, () => api("POST", "/venue-address", { site: button.dataset.site })).then((done) => {
+        if (done) window.location.reload();
+      }));
+  }
   const logFilters = $("log-filters");
   logFilters.addEventListener("change", logFiltersChanged);
   logFilters.addEventListener("submit", (event) => {

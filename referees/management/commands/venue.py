@@ -26,6 +26,7 @@ from referees.backups import backup_directory, backup_write
 from referees.management.commands.serve import site_serve
 from referees.models import Tournament
 from referees.services import venue_site_changed
+from sl5r.public_url import site_url_current
 from sl5r.venue import LAST_SITE_FILE
 
 
@@ -49,7 +50,8 @@ class Command(BaseCommand):
                 "venue mode is off: start it with `make venue` (or SL5R_VENUE=1 manage.py venue)",
                 returncode=2,
             )
-        site: str = settings.SL5R_SITE_URL
+        # The address a judge chose on a console (kept in the venue folder), else the picked.
+        site = site_url_current()
         call_command("migrate", interactive=False, verbosity=0)
         # DEBUG is off, so the pages use the hashed, compressed files collectstatic writes.
         call_command("collectstatic", interactive=False, verbosity=0)
@@ -115,6 +117,14 @@ class Command(BaseCommand):
                     f"Warning: the venue address was {previous} at the last start. Join "
                     f"sheets printed then carry it: {advice}"
                 )
+            )
+        others = [c for c in settings.SL5R_SITE_CANDIDATES if c != site]
+        if others:
+            # A laptop on two networks: the picked address may not be the venue's (issue 31).
+            write(
+                f"This laptop also has {', '.join(o + '/' for o in others)}: if phones cannot "
+                "open the links, choose another address on the judge console (Address on the "
+                "links); no restart needed."
             )
         write("Phones on the same network open these addresses. Keep this laptop awake and")
         write("plugged in: while it sleeps, the turn clock stops.")
