@@ -41,9 +41,7 @@ def test_the_judge_chooses_the_wifi_address_and_every_link_carries_it_at_once(
 ) -> None:
     assert join_urls(api, game16, judge_key) == {CABLE}
 
-    chosen = api.post(
-        f"/tournaments/{game16.id}/venue-address", {"site": WIFI}, token=judge_key
-    )
+    chosen = api.post(f"/tournaments/{game16.id}/venue-address", {"site": WIFI}, token=judge_key)
 
     assert chosen.status_code == 200, chosen.content
     assert site_url_current() == WIFI
