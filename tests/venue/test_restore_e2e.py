@@ -136,7 +136,15 @@ def test_a_tournament_continues_on_another_laptop_from_the_latest_backup(
     assert 0 < clock["remaining"] <= 600
     entries = log_entries(judge, b, tid, key)
     assert resolved_turns(entries) == [1, 2]
-    assert (entries[-1]["by"], entries[-1]["action"]) == ("the restore", "clock_paused")
+    # Paused by the restore, which says what the backup held; laptop B serves at another
+    # address (another port here) than the one A's sheets carried, and the console says so.
+    assert [(e["by"], e["action"]) for e in entries[-3:]] == [
+        ("the restore", "clock_paused"),
+        ("the restore", "backup_restored"),
+        ("the venue", "site_changed"),
+    ]
+    before, after = entries[-1]["data"]["before"], entries[-1]["data"]["after"]
+    assert before.endswith(f":{a.port}") and after.endswith(f":{b.port}"), entries[-1]
     # nothing happens while it is paused: the phone's order for turn 3 is taken
     status, body = phone.json(
         f"{b.url}{api}/orders/mine",
