@@ -21,10 +21,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from referees.access import judge_key_create
 from referees.models import LogEntry, Player, Tournament
-from referees.services import player_token
+from referees.services import Actor, clock_resolve_now, player_token
+from sl5r.cluster import BALANCER_SOURCE as BALANCER
 from sl5r.cluster import process_alive
 from strategic_map.models import Turn
 from tests.cluster.conftest import Cluster, port_of, wait_until
@@ -269,3 +271,57 @@ def test_a_killed_asgi_process_is_restarted_and_serves_again(cluster: Cluster) -
 
     assert wait_until(back, RESTART_SECONDS), cluster.tails()
     assert cluster.supervisord_log().count("spawned: 'asgi-1'") == 2
+
+
+def put_stamped(
+    port: int, tournament_id: int, token: str, *, stamp: str, source: str | None = None
+) -> tuple[int, bytes]:
+    """A General's hold for turn 2 carrying ``X-SL5R-Received-At: stamp``, sent to ``port``
+    from ``source`` (the balancer's own address, to play the balancer)."""
+    connection = http.client.HTTPConnection(
+        HOST, port, timeout=EVENT_SECONDS, source_address=(source, 0) if source else None
+    )
+    try:
+        connection.request(
+            "PUT",
+            f"/api/tournaments/{tournament_id}/orders/mine",
+            body=json.dumps({"kind": "hold", "turn": 2}),
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "X-SL5R-Received-At": stamp,
+            },
+        )
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_the_balancers_stamp_is_an_orders_arrival_and_nobody_elses_is_believed(
+    cluster: Cluster, make_running_tournament: Callable[..., Tournament]
+) -> None:
+    """R4, issue 31: behind HAProxy an order is on time by when it reached the balancer, which
+    stamps it (X-SL5R-Received-At), not by when a busy process got to it. The stamp is taken
+    from the balancer's own address only: a client who writes one through the balancer has it
+    replaced, and one who goes straight to a process is not believed.
+
+    Turn 1 is resolved, so turn 2 opens now; each order claims it arrived 2 s before that, when
+    it would have belonged to turn 1 and be late. Only the balancer's claim is believed."""
+    tournament = make_running_tournament(turn_seconds=600)
+    judge = Actor(label="judge cluster-test", judge=True)
+    clock_resolve_now(tournament_id=tournament.pk, actor=judge, now=timezone.now(), turn=1)
+    opened = Turn.objects.get(campaign=tournament.campaign, number=2).opened_at
+    before_turn_2 = str(int((opened.timestamp() - 2) * 1_000_000))
+    generals = Player.objects.filter(tournament=tournament, army__isnull=False).order_by("id")
+    as_balancer, through_balancer, straight = (player_token(p) for p in generals[:3])
+    info = cluster.info()
+    asgi, balancer = port_of(info["asgi"][0]), port_of(info["balancer"])
+
+    believed = put_stamped(asgi, tournament.pk, as_balancer, stamp=before_turn_2, source=BALANCER)
+    replaced = put_stamped(balancer, tournament.pk, through_balancer, stamp=before_turn_2)
+    ignored = put_stamped(asgi, tournament.pk, straight, stamp=before_turn_2)
+
+    assert believed[0] == 409 and b'"late"' in believed[1], (believed, cluster.tails())
+    assert replaced[0] == 200, (replaced, cluster.tails())
+    assert ignored[0] == 200, (ignored, cluster.tails())

@@ -126,6 +126,13 @@ class Command(BaseCommand):
                 "open the links, choose another address on the judge console (Address on the "
                 "links); no restart needed."
             )
+            if qr:
+                # Each with its code, to try with a phone on the venue's Wi-Fi.
+                for other in others:
+                    write(f"  {other}/")
+                    drawing = io.StringIO()
+                    segno.make(f"{other}/", error="m").terminal(out=drawing, compact=True)
+                    self.stdout.write(drawing.getvalue(), ending="")
         write("Phones on the same network open these addresses. Keep this laptop awake and")
         write("plugged in: while it sleeps, the turn clock stops.")
         write(f"Judge sign-in:   {site}{reverse('sign_in')}")
