@@ -156,8 +156,9 @@ class Command(BaseCommand):
         backups = backup_directory()
         if backups is not None:
             write(
-                f"Backups after every turn and judge change, and of every order within 2 s: {backups} "
-                f"(newest {settings.SL5R_BACKUP_KEEP}; VENUE_BACKUP_DIR=... for a USB stick)"
+                "Backups after every turn and judge change, and of every order within 2 s: "
+                f"{backups} (newest {settings.SL5R_BACKUP_KEEP}; "
+                "VENUE_BACKUP_DIR=... for a USB stick)"
             )
         write("Quit with CONTROL-C.")
         self.stdout.flush()
