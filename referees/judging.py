@@ -288,6 +288,11 @@ def judge_link_renew(
             % {"name": user.get_username()},
             "has_password",
         )
+    # The lost link must stop working: a new unusable password changes what the tokens
+    # hash, so every link given before is dead, and the new one differs from it even within
+    # the same second.
+    user.set_unusable_password()
+    user.save(update_fields=["password"])
     log_write(
         tournament,
         actor=actor,

@@ -48,6 +48,7 @@ ERROR_STATUS: dict[str, int] = {
     "not_open": 409,
     "not_paused": 409,
     "not_running": 409,
+    "not_venue": 409,
     "nothing_to_undo": 409,
     "paused": 409,
     "phase": 409,

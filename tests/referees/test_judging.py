@@ -189,6 +189,9 @@ def test_judge_link_renew_gives_a_pending_judge_a_new_link(game: Game) -> None:
         tournament_id=game.id, user_id=invited.user.pk, actor=game.judge_actor, now=timezone.now()
     )
     assert welcome_link_user(uidb64=renewed.uidb64, token=renewed.token) == invited.user
+    # The lost link is dead, even one made within the same second as the new one.
+    assert renewed.token != invited.token
+    assert welcome_link_user(uidb64=invited.uidb64, token=invited.token) is None
     (line,) = _log(game, "judge_link_renewed")
     assert line.data == {"judge": "second", "user": invited.user.pk}
 
