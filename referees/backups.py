@@ -177,8 +177,15 @@ class _Coalescer:
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._dirty = False
+        self._writing = False
         self._last = float("-inf")
         self._thread: threading.Thread | None = None
+
+    def flush(self, timeout: float) -> bool:
+        """Wait until every change marked so far is in a backup; False if ``timeout`` ran
+        out first (a shutdown that wants the last orders on the stick, a test)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: not self._dirty and not self._writing, timeout)
 
     def mark(self) -> None:
         with self._changed:
@@ -199,14 +206,24 @@ class _Coalescer:
                 while (left := self._last + BACKUP_SOON_SECONDS - time.monotonic()) > 0:
                     self._changed.wait(timeout=left)
                 self._dirty = False
+                self._writing = True
                 self._last = time.monotonic()
             try:
                 backup_write(reason=SOON_REASON, if_changed=True)
             except Exception as error:  # logged; the next change tries again
                 log.error("backup of the latest changes failed: %s", _one_line(error))
+            finally:
+                with self._changed:
+                    self._writing = False
+                    self._changed.notify_all()
 
 
 _SOON = _Coalescer()
+
+
+def backups_flush(*, timeout: float) -> bool:
+    """Wait until every acknowledged change is in a backup (``backup_soon_on_commit``)."""
+    return _SOON.flush(timeout)
 
 
 @contextlib.contextmanager

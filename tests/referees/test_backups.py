@@ -15,7 +15,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -157,16 +156,13 @@ def test_a_judge_correction_and_a_paper_order_are_backed_up(
 
 
 def awaited_backup(directory: Path, reason: str, before: set[Path]) -> Path:
-    """The first new backup for ``reason``: written by the coalescing thread, so polled for
-    (an event in another thread), with a limit only a broken thread reaches."""
-    end = time.monotonic() + 30
-    while time.monotonic() < end:
-        new = sorted(p for p in set(backup_list(directory=directory)) - before)
-        found = [p for p in new if p.name.endswith(f"-{reason}.zip")]
-        if found:
-            return found[0]
-        time.sleep(0.05)
-    raise AssertionError(f"no {reason} backup in {directory}")
+    """The first new backup for ``reason``, once the coalescing thread says every change
+    is in one (an event of that thread, awaited, not polled for)."""
+    assert backups.backups_flush(timeout=30), "the backup thread never caught up"
+    new = sorted(p for p in set(backup_list(directory=directory)) - before)
+    found = [p for p in new if p.name.endswith(f"-{reason}.zip")]
+    assert found, f"no {reason} backup in {directory}"
+    return found[0]
 
 
 def test_a_generals_order_is_in_a_backup_soon_after_it_is_acknowledged(
