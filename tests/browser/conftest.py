@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 from tests.service_checks import require_service
 
@@ -290,3 +290,13 @@ def snap(page: Page, name: str) -> list[Path]:
     if before is not None:
         page.set_viewport_size(before)
     return paths
+
+
+def judge_sign_in(page: Page, live_site: LiveServer) -> None:
+    """The scenario's judge signs in on the site's own page and lands on his home."""
+    judge = live_site.data["judge"]
+    page.goto("/accounts/sign-in/")
+    page.locator("#id_username").fill(judge["username"])
+    page.locator("#id_password").fill(judge["password"])
+    page.locator(".stacked-form button[type=submit]").click()
+    expect(page).to_have_url(re.compile(r"/referees/judge/$"))

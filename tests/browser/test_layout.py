@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import SCREENSHOTS, LiveServer
+from tests.browser.conftest import SCREENSHOTS, LiveServer, judge_sign_in
 from tests.browser.page_states import tournament_ended_in_turn
 
 pytestmark = pytest.mark.browser
@@ -60,12 +60,7 @@ CLIPPED = """
 
 
 def sign_in(page: Page, live_site: LiveServer) -> None:
-    judge = live_site.data["judge"]
-    page.goto("/accounts/sign-in/")
-    page.locator("#id_username").fill(judge["username"])
-    page.locator("#id_password").fill(judge["password"])
-    page.locator(".stacked-form button[type=submit]").click()
-    expect(page).to_have_url(re.compile(r"/referees/judge/$"))
+    judge_sign_in(page, live_site)
 
 
 def shot(page: Page, name: str) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Dialog, Page, Request, expect
 
-from tests.browser.conftest import LiveServer, snap
+from tests.browser.conftest import LiveServer, judge_sign_in, snap
 from tests.browser.page_states import tournament_running
 
 pytestmark = pytest.mark.browser
@@ -46,12 +46,7 @@ def fits_the_width(page: Page) -> bool:
 
 def sign_in(page: Page, live_site: LiveServer, then: str) -> None:
     """The judge signs in on the site's own page, lands on his home, then opens ``then``."""
-    judge = live_site.data["judge"]
-    page.goto("/accounts/sign-in/")
-    page.locator("#id_username").fill(judge["username"])
-    page.locator("#id_password").fill(judge["password"])
-    page.locator(".stacked-form button[type=submit]").click()
-    expect(page).to_have_url(re.compile(r"/referees/judge/$"))
+    judge_sign_in(page, live_site)
     page.goto(then)
 
 
