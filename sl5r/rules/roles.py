@@ -570,3 +570,114 @@ def lineup_fill(
         roles_now.setdefault(placed.clan, []).append(placed.role)
         placed_at[index] = placed
     return [placed_at[index] for index in range(len(wanted))]
+
+
+# --- R1 (b) at the start: a smaller line-up without the players who did not come -------------
+
+
+@dataclass(frozen=True, slots=True)
+class ShrinkSeat:
+    """One player who stays, with his role before and after (a Karo may become a General)."""
+
+    member: str
+    before: Role
+    after: Role
+
+    @property
+    def changed(self) -> bool:
+        return self.before is not self.after
+
+
+@dataclass(frozen=True, slots=True)
+class LineupShrink:
+    """The line-up without ``leaving``: every clan's members and their new roles, which
+    staying member takes which leaving General's army, and why it does not fit R1, if not.
+
+    ``armies`` maps a leaving General to the member promoted into his army; a leaving
+    General missing from it leaves his army with nobody (it is taken off the board).
+    """
+
+    clans: Mapping[str, tuple[ShrinkSeat, ...]]
+    leaving: tuple[str, ...]
+    armies: Mapping[str, str]
+    problems: tuple[LineupProblem, ...]
+
+    @property
+    def players(self) -> int:
+        return sum(len(seats) for seats in self.clans.values())
+
+    def roles(self) -> dict[str, list[Role]]:
+        return {clan: [seat.after for seat in seats] for clan, seats in self.clans.items()}
+
+
+_ROLE_ORDER: Final = (G, D, K)
+
+
+def _clan_target(shape: LineupShape, size: int) -> tuple[Role, ...] | None:
+    if size == len(shape.full):
+        return shape.full
+    if shape.smaller_clans and size == len(shape.smaller):
+        return shape.smaller
+    return None
+
+
+def lineup_shrink(
+    shape: LineupShape,
+    members: Mapping[str, Sequence[tuple[str, Role]]],
+    leaving: Sequence[str],
+) -> LineupShrink:
+    """R1 (b): the line-up ``shape`` gives once ``leaving`` are gone (players who did not
+    come): a clan that loses a member drops its Karo first, then its Daimyo, then a General.
+
+    ``members`` maps each clan to its (member, role) pairs, in the order the clan holds
+    them. In a clan that loses someone, members keep their role while the clan's new roles
+    have room for it (Generals first); the others take the roles left open, Generals first,
+    so a Karo (or a Daimyo) steps into the army of a General who did not come. Clans that
+    lose nobody are kept as they are. Pure: the same input always gives the same answer.
+    """
+    gone = set(leaving)
+    clans: dict[str, tuple[ShrinkSeat, ...]] = {}
+    armies: dict[str, str] = {}
+    problems: list[LineupProblem] = []
+    for clan, pairs in members.items():
+        staying = [(m, r) for m, r in pairs if m not in gone]
+        if len(staying) == len(pairs):
+            clans[clan] = tuple(ShrinkSeat(m, r, r) for m, r in pairs)
+            continue
+        target = _clan_target(shape, len(staying))
+        if target is None:
+            # More than one member fewer than R1 gives: say what the clan lacks against
+            # its smallest allowed line-up.
+            clans[clan] = tuple(ShrinkSeat(m, r, r) for m, r in staying)
+            kept = [r for _, r in staying]
+            for role in _ROLE_ORDER:
+                have, wanted = kept.count(role), shape.smaller.count(role)
+                if have < wanted:
+                    problems.append(
+                        LineupProblem("missing", clan=clan, role=role, have=have, allowed=wanted)
+                    )
+            continue
+        room = {role: target.count(role) for role in _ROLE_ORDER}
+        after: dict[str, Role] = {}
+        for role in _ROLE_ORDER:
+            for member, held in staying:
+                if held is role and room[role] > 0:
+                    after[member] = role
+                    room[role] -= 1
+        open_roles = [role for role in _ROLE_ORDER for _ in range(room[role])]
+        # The highest role left unfilled goes to the highest-ranked member without one.
+        unplaced = sorted(
+            (m for m, _ in staying if m not in after),
+            key=lambda m: _ROLE_ORDER.index(dict(staying)[m]),
+        )
+        for member, role in zip(unplaced, open_roles, strict=True):
+            after[member] = role
+        clans[clan] = tuple(ShrinkSeat(m, r, after[m]) for m, r in staying)
+        heirs = [m for m, r in staying if r is not G and after[m] is G]
+        left_generals = [m for m, r in pairs if m in gone and r is G]
+        for general, heir in zip(left_generals, heirs, strict=False):
+            armies[general] = heir
+    plan = LineupShrink(clans, tuple(m for m in leaving), armies, ())
+    if not problems:
+        problems.extend(lineup_admits(shape, plan.roles(), complete=True))
+    return LineupShrink(clans, plan.leaving, armies, tuple(problems))

@@ -338,6 +338,80 @@ def order_check(state: TurnState, order: Order) -> Rejection | None:
     return Rejection(code, reason_text(code, args))
 
 
+@dataclass(frozen=True, slots=True)
+class OrderOptions:
+    """Every order the deadline would accept for one army, were the board as in ``state``.
+
+    ``hold``: whether a Hold is accepted (an army on the map, not in a battle; R4).
+    ``moves``: every accepted path, the one-province moves first, then a Unicorn's
+    two-province moves (R5.4), each group sorted. ``reforms``: the provinces a Reform order
+    may name now (R9); ``reform_from``: for a destroyed army, the first turn it may reform
+    in. ``swap_choice``: whether the army's order carries the Scorpion's ``on_swap``
+    (R5.3, R10): clan abilities on, a Scorpion army with a one-province move to give (only
+    single moves meet head on). ``claim: false`` may go with any order (R6).
+    """
+
+    army: str
+    clan: str
+    province: str | None
+    in_battle: bool
+    hold: bool
+    moves: tuple[tuple[str, ...], ...]
+    reforms: tuple[str, ...]
+    reform_from: int | None
+    swap_choice: bool
+
+    @property
+    def any(self) -> bool:
+        """Whether the army may be given any order at all this turn."""
+        return self.hold or bool(self.moves) or bool(self.reforms)
+
+
+def order_options(state: TurnState, army_id: str) -> OrderOptions:
+    """The orders ``order_check`` accepts for ``army_id`` (R4, R5.4, R9): the site's list
+    of choices (a paper slip, a drop-down), so it never offers what the turn would reject.
+
+    Every candidate is put to ``order_check`` itself: a hold, a move to each neighbour, a
+    two-province move through each neighbour's neighbours, a reform in each province. Any
+    accepted order is among the candidates (a move must follow borders, a reform names a
+    province of the map). Raises ``RulesInputError`` for an unknown army.
+    """
+    army = next((a for a in state.armies if a.id == army_id), None)
+    if army is None:
+        raise RulesInputError("army", f'unknown army "{army_id}"')
+    neighbours = state.game_map.neighbours
+
+    def accepted(order: Order) -> bool:
+        return order_check(state, order) is None
+
+    hold = accepted(Order(army=army_id))
+    singles: list[tuple[str, ...]] = []
+    doubles: list[tuple[str, ...]] = []
+    if army.province is not None and not army.in_battle:
+        for first in sorted(neighbours.get(army.province, ())):
+            if accepted(Order(army=army_id, move=(first,))):
+                singles.append((first,))
+            for second in sorted(neighbours.get(first, ())):
+                if accepted(Order(army=army_id, move=(first, second))):
+                    doubles.append((first, second))
+    reforms: tuple[str, ...] = ()
+    if army.destroyed and not army.in_battle:
+        reforms = tuple(
+            pid for pid in sorted(state.game_map.provinces) if accepted(Order(army_id, reform=pid))
+        )
+    return OrderOptions(
+        army=army_id,
+        clan=army.clan,
+        province=army.province,
+        in_battle=army.in_battle,
+        hold=hold,
+        moves=(*singles, *doubles),
+        reforms=reforms,
+        reform_from=reform_first_turn(army) if army.destroyed else None,
+        swap_choice=bool(singles) and army.clan == SCORPION and state.settings.clan_abilities,
+    )
+
+
 def adjudicate_turn(
     state: TurnState,
     orders: Sequence[Order],
