@@ -30,6 +30,7 @@ const PING_MS = 5000;
 const STALE_MS = 12000; // two pings unanswered, and a little slack for a slow server
 const CHECK_MS = 1000;
 const REFETCH_LIMIT = 5; // fetches in a row while the state is older than a version heard of
+const CATCH_UP_MS = 1000; // then a pause before fetching again
 // Close codes after which reconnecting cannot help: bad token, another tournament, none.
 const FINAL_CODES = new Set([4401, 4403, 4404]);
 
@@ -71,6 +72,7 @@ export function connectLive({
 }) {
   let version = -1; // version of the last state handed to onState
   let heard = 0; // the newest version the server announced
+  let catchUpTimer = null;
   let fetching = false;
   let socket = null;
   let failures = 0;
@@ -95,6 +97,7 @@ export function connectLive({
   async function refresh() {
     if (fetching || closed) return;
     fetching = true;
+    let failed = false;
     try {
       for (let n = 0; n < REFETCH_LIMIT && !closed; n += 1) {
         const headers = { Accept: "application/json" };
@@ -119,8 +122,18 @@ export function connectLive({
       }
     } catch (error) {
       console.warn("live: could not fetch the state; retrying later", error);
+      failed = true;
     } finally {
       fetching = false;
+    }
+    // Still behind a version announced while the last fetch was out (a long burst outran the
+    // refetch limit): no later event may come to trigger another, so try again shortly. A
+    // failed fetch waits for the periodic one instead, not to hammer a struggling server.
+    if (!failed && !closed && version < heard && !catchUpTimer) {
+      catchUpTimer = setTimeout(() => {
+        catchUpTimer = null;
+        refresh();
+      }, CATCH_UP_MS);
     }
   }
 
