@@ -25,7 +25,7 @@ from battles.models import Battle
 from battles.selectors import battle_detail, battle_get, battles_visible
 from referees.access import player_from_session, tournament_get, user_judges
 from referees.kernel import TournamentError
-from referees.models import Player, Tournament
+from referees.models import JudgeCall, Player, Tournament
 from referees.page_refusals import judge_or_refusal, problem_page
 from referees.selectors import Viewer
 from sl5r.rules.clans import CLANS
@@ -137,6 +137,7 @@ def battle_table(request: HttpRequest, tournament_id: int, battle_id: int) -> Ht
             "config": config,
             "is_judge": viewer.kind == "judge",
             "player": player,
+            "call_reasons": JudgeCall.Reason.choices,
             "back_url": _own_page(viewer, tournament),
         },
     )

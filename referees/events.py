@@ -103,8 +103,9 @@ def event_payload(*, version: int, kind: str, **data: Any) -> dict[str, Any]:
 # Changes that alter nothing the public may see: the public group is not told (and no
 # public state is built) — an order is given up to 48 times a second in a burst, and the
 # public's next event or fetch carries the newer version anyway. A Daimyo's instruction is
-# read by his Generals only.
-NOT_PUBLIC_KINDS = frozenset({"order", "instruction"})
+# read by his Generals only; a call for a judge and a check-in by the judges (R1.1: the big
+# screen shows nothing of them).
+NOT_PUBLIC_KINDS = frozenset({"order", "instruction", "call", "checkin"})
 
 
 @receiver(tournament_changed, dispatch_uid="referees.events.event_send")

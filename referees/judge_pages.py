@@ -127,6 +127,8 @@ JUDGE_STRINGS: dict[str, Promise] = {
     "no_army": gettext_lazy("no army"),
     "not_placed": gettext_lazy("not placed"),
     "no_order": gettext_lazy("no order (holds)"),
+    "orders_given": gettext_lazy("%(given)s of %(expected)s ordered"),
+    "orders_waiting": gettext_lazy("no order yet: %(armies)s"),
     "by_judge": gettext_lazy("entered by a judge"),
     # Who gave an order, in the log's words (log_texts.log_who): judge.js whoText.
     "judge_named": gettext_lazy("judge %(name)s"),
@@ -163,11 +165,17 @@ SCREEN_STRINGS: dict[str, Promise] = {
 LOG_ACTIONS: dict[str, Promise] = {
     "tournament_created": gettext_lazy("tournament created"),
     "tournament_updated": gettext_lazy("settings changed"),
+    "tournament_gong_set": gettext_lazy("big screen's gong switched"),
     "player_registered": gettext_lazy("player registered"),
     "player_renamed": gettext_lazy("player renamed"),
     "player_moved": gettext_lazy("player moved to another clan or role"),
     "player_removed": gettext_lazy("player removed"),
     "player_replaced": gettext_lazy("player replaced"),
+    "player_checked_in": gettext_lazy("player checked in"),
+    "player_marked_present": gettext_lazy("player marked present"),
+    "player_presence_cleared": gettext_lazy("presence mark taken back"),
+    "player_stood_in": gettext_lazy("seat given to a stand-in"),
+    "lineup_shrunk": gettext_lazy("line-up made smaller (R1 b)"),
     "join_link_reissued": gettext_lazy("join link reissued"),
     "join_link_revoked": gettext_lazy("join link revoked"),
     "judge_added": gettext_lazy("judge added"),
@@ -194,6 +202,10 @@ LOG_ACTIONS: dict[str, Promise] = {
     "control_corrected": gettext_lazy("control corrected"),
     "announcement": gettext_lazy("announcement"),
     "instruction_sent": gettext_lazy("instruction sent"),
+    "call_made": gettext_lazy("judge called"),
+    "call_taken": gettext_lazy("call taken"),
+    "call_closed": gettext_lazy("call closed"),
+    "call_withdrawn": gettext_lazy("call withdrawn"),
 }
 
 OUTCOMES: dict[str, Promise] = {

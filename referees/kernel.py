@@ -147,8 +147,9 @@ BACKUP_KINDS = frozenset(
 
 
 # The changes that leave what an order is checked against as it was (``frame_version``):
-# orders themselves, a Daimyo's instructions, a judge's announcements.
-FRAME_KEEPING_KINDS = frozenset({"order", "instruction", "announcement", "flag"})
+# orders themselves, a Daimyo's instructions, a judge's announcements, calls for a judge
+# and check-ins.
+FRAME_KEEPING_KINDS = frozenset({"order", "instruction", "announcement", "flag", "call", "checkin"})
 
 
 @dataclass

@@ -34,7 +34,7 @@ LOG_KINDS: dict[str, Promise] = {
     "orders": gettext_lazy("Orders"),
     "corrections": gettext_lazy("Corrections and undo"),
     "battles": gettext_lazy("Battle tables"),
-    "messages": gettext_lazy("Announcements and instructions"),
+    "messages": gettext_lazy("Announcements, instructions and calls"),
 }
 
 _KIND_OF_PREFIX: tuple[tuple[str, str], ...] = (
@@ -54,6 +54,7 @@ _KIND_OF_PREFIX: tuple[tuple[str, str], ...] = (
     ("control_corrected", "corrections"),
     ("announcement", "messages"),
     ("instruction_", "messages"),
+    ("call_", "messages"),
 )
 
 
@@ -316,6 +317,13 @@ def _tournament_updated(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
     ) % {"who": who, "count": count}
 
 
+def _tournament_gong_set(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    # Issue 32: the gong the big screen sounds at each turn's deadline.
+    if d.get("on"):
+        return _("%(who)s switched the big screen's gong on.") % {"who": who}
+    return _("%(who)s switched the big screen's gong off.") % {"who": who}
+
+
 def _player_line(d: Mapping[str, Any]) -> str:
     return _("%(name)s (%(role)s, %(clan)s)") % {
         "name": d.get("name") or _("a player"),
@@ -359,6 +367,55 @@ def _player_replaced(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
         "role": _role(d.get("role")),
         "clan": _clan(d.get("clan")),
     }
+
+
+def _player_checked_in(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    return _("%(who)s opened his join link: checked in.") % {"who": who}
+
+
+def _player_marked_present(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    return _("%(who)s marked %(name)s present (he plays on paper).") % {
+        "who": who,
+        "name": d.get("name") or ctx.player(d.get("player")),
+    }
+
+
+def _player_presence_cleared(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    return _("%(who)s took back the mark that %(name)s is present.") % {
+        "who": who,
+        "name": d.get("name") or ctx.player(d.get("player")),
+    }
+
+
+def _player_stood_in(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    return _("%(who)s gave the seat of %(old)s (%(role)s, %(clan)s) to %(new)s.") % {
+        "who": who,
+        "old": d.get("old_name", "?"),
+        "new": d.get("name", "?"),
+        "role": _role(d.get("role")),
+        "clan": _clan(d.get("clan")),
+    }
+
+
+def _lineup_shrunk(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    leaving = ", ".join(
+        str(p.get("name", "?")) for p in _list(d.get("leaving")) if isinstance(p, Mapping)
+    )
+    changes = "; ".join(
+        _("%(name)s becomes %(role)s") % {"name": c.get("name", "?"), "role": _role(c.get("role"))}
+        + (f" ({c['army']})" if c.get("army") else "")
+        for c in _list(d.get("changes"))
+        if isinstance(c, Mapping)
+    )
+    sentence = _(
+        "%(who)s went on without %(leaving)s: %(before)s players became %(after)s (R1 b)."
+    ) % {
+        "who": who,
+        "leaving": leaving or "?",
+        "before": d.get("players_before", "?"),
+        "after": d.get("players_after", "?"),
+    }
+    return f"{sentence} {changes}." if changes else sentence
 
 
 def _join_link_reissued(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
@@ -672,6 +729,53 @@ def _instruction_sent(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
     }
 
 
+CALL_REASONS: dict[str, Promise] = {
+    "rules": gettext_lazy("a rules question"),
+    "dispute": gettext_lazy("a dispute"),
+    "late": gettext_lazy("a late arrival"),
+    "device": gettext_lazy("a problem with the phone or the site"),
+    "other": gettext_lazy("something else"),
+}
+
+
+def call_reason_text(code: Any) -> str:
+    return str(CALL_REASONS.get(str(code), code or ""))
+
+
+def _call_made(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    values = {"who": who, "reason": call_reason_text(d.get("call_reason"))}
+    where = d.get("province")
+    if where:
+        sentence = _("%(who)s called a judge to %(province)s: %(reason)s.") % {
+            **values,
+            "province": ctx.province(where),
+        }
+    else:
+        sentence = _("%(who)s called a judge: %(reason)s.") % values
+    text = d.get("text")
+    return f"{sentence} “{text}”" if text else sentence
+
+
+def _call_taken(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    return _("%(who)s took the call of %(player)s.") % {
+        "who": who,
+        "player": ctx.player(d.get("player")),
+    }
+
+
+def _call_closed(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    sentence = _("%(who)s closed the call of %(player)s.") % {
+        "who": who,
+        "player": ctx.player(d.get("player")),
+    }
+    note = d.get("note")
+    return f"{sentence} “{note}”" if note else sentence
+
+
+def _call_withdrawn(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
+    return _("%(who)s withdrew the call for a judge.") % {"who": who}
+
+
 def _at_table(template: Promise) -> Sentence:
     def sentence(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
         return str(template) % {
@@ -776,11 +880,17 @@ def _battle_stopped(who: str, d: Mapping[str, Any], ctx: LogContext) -> str:
 SENTENCES: dict[str, Sentence] = {
     "tournament_created": _tournament_created,
     "tournament_updated": _tournament_updated,
+    "tournament_gong_set": _tournament_gong_set,
     "player_registered": _player_registered,
     "player_renamed": _player_renamed,
     "player_moved": _player_moved,
     "player_removed": _player_removed,
     "player_replaced": _player_replaced,
+    "player_checked_in": _player_checked_in,
+    "player_marked_present": _player_marked_present,
+    "player_presence_cleared": _player_presence_cleared,
+    "player_stood_in": _player_stood_in,
+    "lineup_shrunk": _lineup_shrunk,
     "join_link_reissued": _join_link_reissued,
     "join_link_revoked": _join_link_revoked,
     "judge_added": _judge_sentence(gettext_lazy("%(who)s added judge %(judge)s.")),
@@ -807,6 +917,10 @@ SENTENCES: dict[str, Sentence] = {
     "control_corrected": _control_corrected,
     "announcement": _announcement,
     "instruction_sent": _instruction_sent,
+    "call_made": _call_made,
+    "call_taken": _call_taken,
+    "call_closed": _call_closed,
+    "call_withdrawn": _call_withdrawn,
     "battle_opened": _at_table(gettext_lazy("A table opened in %(province)s for %(armies)s.")),
     "battle_seats_changed": _battle_seats_changed,
     "battle_dispersed": _at_table(

@@ -65,6 +65,8 @@ class Tournament(models.Model):
         _("battle game"), max_length=8, choices=BattleGame.choices, default=BattleGame.L5R
     )
     bushido_turns = models.PositiveSmallIntegerField(_("Bushido turns per battle"), default=4)
+    # The big screen sounds a gong at each deadline; a judge switches it off for a quiet hall.
+    screen_gong = models.BooleanField(_("gong on the big screen"), default=True)
 
     phase = models.CharField(_("phase"), max_length=12, choices=Phase.choices, default=Phase.SETUP)
     deadline = models.DateTimeField(_("deadline"), null=True, blank=True)
@@ -107,6 +109,10 @@ class Player(models.Model):
     )
     token_nonce = models.CharField(_("join token nonce"), max_length=64, blank=True, default="")
     token_issued_at = models.DateTimeField(_("join link issued at"), null=True, blank=True)
+    # Check-in: when the player first opened his join link on a device, or when a judge
+    # marked him present by hand (he plays on paper); ``checked_in_by`` names that judge.
+    checked_in_at = models.DateTimeField(_("checked in at"), null=True, blank=True)
+    checked_in_by = models.CharField(_("marked present by"), max_length=200, blank=True, default="")
     created_at = models.DateTimeField(_("registered at"), auto_now_add=True)
 
     class Meta:
@@ -229,3 +235,56 @@ class Instruction(models.Model):
 
     def __str__(self) -> str:
         return self.text[:60]
+
+
+class JudgeCall(models.Model):
+    """A player's call for a judge, from his page or his battle table.
+
+    One open call per player: a repeated tap finds the call already open. A judge takes it
+    ("on my way", his name shown to the caller) and closes it with a note; the caller may
+    also withdraw it. Every step is in the log. R1.1: only the caller and the judges read it.
+    """
+
+    class Reason(models.TextChoices):
+        RULES = "rules", _("a rules question")
+        DISPUTE = "dispute", _("a dispute")
+        LATE = "late", _("a late arrival")
+        DEVICE = "device", _("a problem with the phone or the site")
+        OTHER = "other", _("something else")
+
+    MAX_TEXT = 200
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="calls")
+    player = models.ForeignKey(
+        Player, on_delete=models.CASCADE, related_name="calls", verbose_name=_("called by")
+    )
+    # Where the caller was when he called: his battle table's province, else his army's.
+    province = models.CharField(_("province"), max_length=64, blank=True, default="")
+    battle = models.PositiveIntegerField(_("battle table"), null=True, blank=True)
+    reason = models.CharField(
+        _("reason"), max_length=12, choices=Reason.choices, default=Reason.OTHER
+    )
+    text = models.CharField(_("details"), max_length=MAX_TEXT, blank=True, default="")
+    created_at = models.DateTimeField(_("called at"))
+    taken_by = models.CharField(_("taken by"), max_length=200, blank=True, default="")
+    taken_at = models.DateTimeField(_("taken at"), null=True, blank=True)
+    closed_by = models.CharField(_("closed by"), max_length=200, blank=True, default="")
+    closed_at = models.DateTimeField(_("closed at"), null=True, blank=True)
+    note = models.CharField(_("note"), max_length=MAX_TEXT, blank=True, default="")
+
+    class Meta:
+        verbose_name = _("judge call")
+        verbose_name_plural = _("judge calls")
+        ordering = ["tournament", "created_at", "id"]
+        constraints = [
+            # A repeated tap (or two phones of one player) is one call.
+            models.UniqueConstraint(
+                fields=["tournament", "player"],
+                condition=models.Q(closed_at__isnull=True),
+                name="judge_call_one_open_per_player",
+            )
+        ]
+        indexes = [models.Index(fields=["tournament", "closed_at"], name="judge_call_open")]
+
+    def __str__(self) -> str:
+        return f"{self.player} {self.reason} {self.created_at:%H:%M}"

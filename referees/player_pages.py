@@ -32,7 +32,7 @@ from referees.access import (
     tournament_players,
 )
 from referees.kernel import TournamentError
-from referees.models import Instruction, Player, Tournament
+from referees.models import Instruction, JudgeCall, Player, Tournament
 from referees.page_refusals import problem_page
 from referees.selectors import Viewer, clan_roles, tournament_clock, visible_instructions
 from sl5r.api_errors import error_status
@@ -104,6 +104,7 @@ def _page_context(player: Player, tournament: Tournament) -> dict[str, Any]:
         # the list current from the state.
         "instructions": _instructions(player, tournament),
         "max_instruction": Instruction.MAX_TEXT,
+        "call_reasons": JudgeCall.Reason.choices,
         "declares": player_declares_for(player, tournament, player.clan),
         **_start_context(player, tournament, sight),
     }

@@ -575,7 +575,7 @@ def _armies_renumber(campaign: Campaign, clan: str) -> dict[str, str]:
     return changed
 
 
-def _army_drop(tournament: Tournament, player: Player) -> dict[str, str]:
+def player_army_drop(*, tournament: Tournament, player: Player) -> dict[str, str]:
     """Delete the player's army (set-up only: it is on no board, under no order)."""
     army = player.army
     if army is None:
@@ -597,7 +597,9 @@ def player_rename(
     if new_name == player.name:
         return player
     old_name, player.name = player.name, new_name
-    player.save(update_fields=["name"])
+    # The newcomer has not opened his new link yet (issue 32: check-in).
+    player.checked_in_at, player.checked_in_by = None, ""
+    player.save(update_fields=["name", "checked_in_at", "checked_in_by"])
     log_write(
         tournament,
         actor=actor,
@@ -655,7 +657,7 @@ def player_move(
     old_army = player.army.code if player.army else None
     renumbered: dict[str, str] = {}
     if player.army is not None and (new_role is not Role.GENERAL or clan != old_clan):
-        renumbered = _army_drop(tournament, player)
+        renumbered = player_army_drop(tournament=tournament, player=player)
     if new_role is Role.GENERAL and player.army is None:
         number = Army.objects.filter(campaign=tournament.campaign, clan=clan).count() + 1
         player.army = army_create(campaign=tournament.campaign, code=f"{clan}-{number}", clan=clan)
@@ -690,7 +692,7 @@ def player_remove(*, tournament_id: int, player_id: int, actor: Actor, now: date
         )
     player = _player_of(tournament, player_id)
     army = player.army.code if player.army else None
-    renumbered = _army_drop(tournament, player)
+    renumbered = player_army_drop(tournament=tournament, player=player)
     log_write(
         tournament,
         actor=actor,

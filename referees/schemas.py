@@ -280,6 +280,10 @@ class ReopenIn(Schema):
     reason: str = Field(..., min_length=1, max_length=MAX_REASON)
 
 
+class GongIn(Schema):
+    on: bool = Field(..., strict=True, description="true: the big screen sounds its gong")
+
+
 class UndoIn(Schema):
     reason: str = Field("", max_length=MAX_REASON)
     turn: int | None = Field(
@@ -474,6 +478,94 @@ class InstructionOut(Schema):
     turn: int | None = Field(..., description="the turn open when it was sent")
 
 
+# --- Calls for a judge --------------------------------------------------------------------------
+
+
+class CallIn(Schema):
+    reason: str = Field(
+        "other",
+        max_length=20,
+        description="rules (a rules question), dispute, late (a late arrival), device, other",
+    )
+    text: str = Field("", max_length=2_000, description="a few words, at most 200 characters")
+
+
+class CheckinOut(Schema):
+    id: int
+    name: str
+    clan: str
+    role: str
+    army: str | None
+    checked_in_at: datetime | None = Field(
+        ..., description="when his join link first logged a device in, or a judge marked him"
+    )
+    marked_by: str | None = Field(..., description="the judge who marked him present by hand")
+
+
+class PresenceIn(Schema):
+    present: bool = Field(..., description="true: present (plays on paper); false: take back")
+
+
+class StandInIn(Schema):
+    name: str = Field(..., max_length=2_000, description="who takes the seat")
+
+
+class ShrinkIn(Schema):
+    players: list[int] = Field(..., max_length=48, description="the ids of who did not come")
+
+
+class ShrinkPersonOut(Schema):
+    id: int
+    name: str
+    clan: str
+    role: str
+    army: str | None
+
+
+class ShrinkSeatOut(ShrinkPersonOut):
+    role_before: str
+
+
+class ShrinkOut(Schema):
+    players_before: int
+    players_after: int
+    leaving: list[ShrinkPersonOut]
+    changes: list[ShrinkSeatOut] = Field(..., description="who changes role (and takes an army)")
+    clans: dict[str, list[ShrinkSeatOut]]
+    problem: str = Field(..., description="why R1 (b) does not allow it; empty when it does")
+    ok: bool
+
+
+class CallMineOut(Schema):
+    call: CallOut | None = Field(..., description="null: no call open or closed lately")
+
+
+class CallCloseIn(Schema):
+    note: str = Field(
+        "", max_length=2_000, description="what was decided, for the caller; at most 200 characters"
+    )
+
+
+class CallOut(Schema):
+    id: int
+    player: str = Field(..., description="the caller's name")
+    player_id: int
+    clan: str
+    role: str
+    army: str | None
+    province: str | None = Field(..., description="his table's province, else his army's")
+    battle: int | None = Field(..., description="the battle table he called from, if any")
+    reason: str
+    text: str
+    at: datetime
+    taken_by: str | None = Field(..., description="the judge on his way")
+    taken_at: datetime | None
+    closed_at: datetime | None
+    withdrawn: bool = Field(..., description="closed by the caller himself")
+    closed_by: str | None
+    note: str
+
+
 # --- Judges (referees/judging.py) ------------------------------------------------------------
 
 
@@ -529,6 +621,7 @@ class StateTournamentOut(Schema):
     base_hand: int
     excluded_clans: list[str]
     time_zone: str
+    screen_gong: bool = Field(..., description="the big screen sounds a gong at each deadline")
     clock: ClockOut
 
 
@@ -678,6 +771,15 @@ class StateOut(Schema):
     )
     score_history: list[ScoreHistoryOut] | None = Field(
         None, description="each clan's points after every turn, when ``scores`` is shown"
+    )
+    call: CallOut | None = Field(
+        None, description="a player: his own call for a judge, open or closed lately (R1.1)"
+    )
+    calls: list[CallOut] | None = Field(
+        None, description="judges: the open calls for a judge, then those closed lately"
+    )
+    checkin: list[CheckinOut] | None = Field(
+        None, description="judges, before the turns: who has checked in, those missing first"
     )
 
 

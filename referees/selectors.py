@@ -15,7 +15,7 @@ from typing import Any, Literal
 from django.db.models import Q
 
 from referees.log_texts import log_actor_player, log_context, log_kind, log_text
-from referees.models import Announcement, Instruction, LogEntry, Player, Tournament
+from referees.models import Announcement, Instruction, JudgeCall, LogEntry, Player, Tournament
 from referees.texts import REJECTIONS
 from sl5r.rules.clans import CLANS
 from sl5r.rules.roles import (
@@ -291,6 +291,8 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
             "base_hand": campaign.base_hand,
             "excluded_clans": list(campaign.excluded_clans),
             "time_zone": tournament.time_zone,
+            # Issue 32: whether the big screen sounds its gong at each deadline (public).
+            "screen_gong": tournament.screen_gong,
             "clock": tournament_clock(tournament, now),
         },
         "viewer": {
@@ -366,6 +368,10 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
     if viewer.kind == "player":
         # R1.1: a Daimyo's written instructions, to his Generals (a Karo reads none).
         state["instructions"] = visible_instructions(tournament=tournament, viewer=viewer)
+    if viewer.kind == "player" and viewer.player is not None:
+        state["call"] = own_call(player=viewer.player, now=now)
+    if viewer.kind == "judge":
+        state["calls"] = call_rows(tournament=tournament, now=now)
     if sight.scores:
         state["score_history"] = score_history(tournament=tournament)
     return state
@@ -701,6 +707,67 @@ def instruction_row(instruction: Instruction) -> dict[str, Any]:
         "at": instruction.created_at.isoformat(),
         "turn": instruction.turn,
     }
+
+
+# --- Calls for a judge -------------------------------------------------------------------------
+
+# A closed call stays on the judges' list this long (what a colleague just settled), and on
+# its caller's page until he has had time to read the judge's note.
+CALL_CLOSED_SHOWN = timedelta(minutes=10)
+CALLS_CLOSED_LISTED = 10
+
+
+def _judge_name(label: str) -> str:
+    # ``Actor.of_user`` labels a judge "judge <username>": the pages say "judge" themselves.
+    return label.removeprefix("judge ")
+
+
+def call_row(call: JudgeCall) -> dict[str, Any]:
+    player = call.player
+    return {
+        "id": call.pk,
+        "player": player.name,
+        "player_id": player.pk,
+        "clan": player.clan,
+        "role": player.role,
+        "army": player.army.code if player.army else None,
+        "province": call.province or None,
+        "battle": call.battle,
+        "reason": call.reason,
+        "text": call.text,
+        "at": call.created_at.isoformat(),
+        "taken_by": _judge_name(call.taken_by) if call.taken_by else None,
+        "taken_at": call.taken_at.isoformat() if call.taken_at else None,
+        "closed_at": call.closed_at.isoformat() if call.closed_at else None,
+        # The caller himself withdrew it, or the judge who closed it.
+        "withdrawn": bool(call.closed_at) and not call.closed_by.startswith("judge "),
+        "closed_by": _judge_name(call.closed_by) if call.closed_by else None,
+        "note": call.note,
+    }
+
+
+def call_rows(*, tournament: Tournament, now: datetime) -> list[dict[str, Any]]:
+    """The judges' queue: every open call, oldest first, then the calls closed lately."""
+    calls = JudgeCall.objects.filter(tournament=tournament).select_related("player", "player__army")
+    open_calls = list(calls.filter(closed_at__isnull=True).order_by("created_at", "id"))
+    closed = list(
+        calls.filter(closed_at__gte=now - CALL_CLOSED_SHOWN).order_by("-closed_at", "-id")[
+            :CALLS_CLOSED_LISTED
+        ]
+    )
+    return [call_row(c) for c in open_calls + closed]
+
+
+def own_call(*, player: Player, now: datetime) -> dict[str, Any] | None:
+    """The player's own call (R1.1: nobody else's): open, or closed within the last minutes."""
+    call = (
+        JudgeCall.objects.filter(tournament_id=player.tournament_id, player=player)
+        .filter(Q(closed_at__isnull=True) | Q(closed_at__gte=now - CALL_CLOSED_SHOWN))
+        .select_related("player", "player__army")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    return call_row(call) if call is not None else None
 
 
 def _resolved_turns(tournament: Tournament) -> list[Turn]:

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from battles.selectors import army_current_battle
+from referees.checkin import CHECK_IN_PHASES, tournament_checkin
 from referees.models import Tournament
 from referees.selectors import Viewer, tournament_view
 from strategic_map.models import Campaign
@@ -43,4 +44,7 @@ def tournament_state(*, tournament: Tournament, viewer: Viewer, now: datetime) -
         if current == state["tournament"]["version"]:
             break
         tournament = Tournament.objects.select_related("campaign").get(pk=tournament.pk)
+    if viewer.kind == "judge" and tournament.phase in CHECK_IN_PHASES:
+        # Issue 32: before the turns, who has opened his join link (or been marked present).
+        state["checkin"] = tournament_checkin(tournament=tournament)
     return state

@@ -6,8 +6,10 @@ from referees import (
     home_pages,
     judge_pages,
     judges_pages,
+    paper_pages,
     player_pages,
     positions_pages,
+    replay_pages,
     roster_pages,
     setup_pages,
     views,
@@ -26,6 +28,16 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("tournaments/<int:tournament_id>/join-sheet", views.join_sheet, name="join_sheet"),
     path("tournaments/<int:tournament_id>/judge/", judge_pages.judge_console, name="judge"),
+    path(
+        "tournaments/<int:tournament_id>/turn-pack",
+        paper_pages.turn_pack_page,
+        name="turn_pack",
+    ),
+    path(
+        "tournaments/<int:tournament_id>/paper-orders",
+        paper_pages.paper_orders_page,
+        name="paper_orders",
+    ),
     path("tournaments/<int:tournament_id>/judges/", judges_pages.judges_page, name="judges"),
     path(
         "tournaments/<int:tournament_id>/judges/add",
@@ -69,6 +81,17 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("tournaments/<int:tournament_id>/screen/", judge_pages.big_screen, name="screen"),
     path("tournaments/<int:tournament_id>/history/", judge_pages.history, name="history"),
+    # Issue 32: the campaign turn by turn on the big screen, and the same as one file.
+    path(
+        "tournaments/<int:tournament_id>/screen/replay",
+        replay_pages.campaign_replay,
+        name="replay",
+    ),
+    path(
+        "tournaments/<int:tournament_id>/report.html",
+        replay_pages.campaign_report,
+        name="report",
+    ),
     path("tournaments/<int:tournament_id>/general/", player_pages.general_page, name="general"),
     path("tournaments/<int:tournament_id>/clan/", player_pages.clan_page, name="clan"),
     path(

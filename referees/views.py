@@ -10,6 +10,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
@@ -20,6 +21,7 @@ from referees.access import (
     player_session_login,
     tournament_players,
 )
+from referees.checkin import player_check_in
 from referees.models import Player
 from referees.page_refusals import judge_or_refusal, problem_page
 from referees.player_pages import player_page_url
@@ -54,6 +56,8 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
             _("The link was revoked, or replaced by a new one. Ask a judge for your current link."),
         )
     player_session_login(request.session, player)
+    # Issue 32: the first device to open the link checks the player in (the console shows it).
+    player_check_in(player=player, now=timezone.now())
     return redirect("referees:me")
 
 
@@ -88,7 +92,11 @@ def join_sheet(request: HttpRequest, tournament_id: int) -> HttpResponse:
         assert refusal is not None
         return refusal
     cards: list[dict[str, Any]] = []
+    # Issue 32: reprinted for the latecomers and the stand-ins, only the cards still missing.
+    missing_only = request.GET.get("missing") == "1"
     for player in tournament_players(tournament=tournament):
+        if missing_only and player.checked_in_at is not None:
+            continue
         url = player_join_link(request, player)[1]
         cards.append(
             {
@@ -99,4 +107,8 @@ def join_sheet(request: HttpRequest, tournament_id: int) -> HttpResponse:
                 "qr": qr_svg(url) if url else "",
             }
         )
-    return render(request, "referees/join_sheet.html", {"tournament": tournament, "cards": cards})
+    return render(
+        request,
+        "referees/join_sheet.html",
+        {"tournament": tournament, "cards": cards, "missing_only": missing_only},
+    )

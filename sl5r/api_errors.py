@@ -32,6 +32,7 @@ ERROR_STATUS: dict[str, int] = {
     # The request is fine but the tournament's state refuses it now.
     "already_judge": 409,
     "busy": 409,
+    "closed": 409,
     "confirm": 409,
     "decided": 409,
     "full": 409,
@@ -57,6 +58,7 @@ ERROR_STATUS: dict[str, int] = {
     "stale": 409,
     "status": 409,
     "tables_changed": 409,
+    "taken": 409,
     "username_taken": 409,
     "file_too_large": 413,
     "too_long": 413,

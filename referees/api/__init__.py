@@ -16,6 +16,8 @@ from ninja import Router
 
 from referees.api import (
     access,
+    calls,
+    checkin,
     clock,
     corrections,
     judges,
@@ -33,12 +35,14 @@ for resource in (
     access,
     setup,
     players,
+    checkin,
     start,
     clock,
     orders,
     corrections,
     reading,
     messages,
+    calls,
     judges,
 ):
     router.add_router("", resource.router)

@@ -1,4 +1,5 @@
-"""The clock (R4): pause, resume, extend, resolve, undo (tag ``clock``)."""
+"""The clock (R4): pause, resume, extend, resolve, undo, and the big screen's gong at the
+deadlines (tag ``clock``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from ninja import Router
 from referees import services
 from referees.api.common import ERRORS, done, judge_of
 from referees.auth import SIGNED_IN
-from referees.schemas import DoneOut, ExtendIn, RedrawIn, ReopenIn, UndoIn, UndoPreviewOut
+from referees.schemas import (
+    DoneOut,
+    ExtendIn,
+    GongIn,
+    RedrawIn,
+    ReopenIn,
+    UndoIn,
+    UndoPreviewOut,
+)
 
 router = Router()
 
@@ -137,3 +146,22 @@ def clock_undo(request: HttpRequest, tournament_id: int, payload: UndoIn) -> dic
 def clock_undo_preview(request: HttpRequest, tournament_id: int) -> services.UndoPreview:
     tournament, _ = judge_of(request, tournament_id)
     return services.undo_preview(tournament_id=tournament.pk)
+
+
+@router.post(
+    "/tournaments/{tournament_id}/screen/gong",
+    response={200: DoneOut, **ERRORS},
+    auth=SIGNED_IN,
+    tags=["clock"],
+    summary="Switch the big screen's gong at each deadline on or off (judge)",
+)
+def screen_gong(request: HttpRequest, tournament_id: int, payload: GongIn) -> dict[str, Any]:
+    """Issue 32: ``{"on": false}`` silences the gong of every big screen of the tournament;
+    the public state says it (``tournament.screen_gong``). Logged; the same value twice
+    changes nothing."""
+    tournament, actor = judge_of(request, tournament_id)
+    return done(
+        services.tournament_gong_set(
+            tournament_id=tournament.pk, on=payload.on, actor=actor, now=timezone.now()
+        )
+    )

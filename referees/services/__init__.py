@@ -17,6 +17,13 @@ from __future__ import annotations
 
 from referees.kernel import CLOCK, Actor, TournamentError
 from referees.lineups import tournament_lineup
+from referees.services.calls import (
+    MAX_CALL_TEXT,
+    judge_call_close,
+    judge_call_make,
+    judge_call_take,
+    judge_call_withdraw,
+)
 from referees.services.clock import (
     TICK_DONE,
     TICK_HELD,
@@ -61,6 +68,7 @@ from referees.services.orders import (
     order_give_claimed,
     order_swap_choice,
 )
+from referees.services.screen import tournament_gong_set
 from referees.services.setup import (
     CAMPAIGN_SETTINGS,
     DEFAULT_TURNS,
@@ -101,6 +109,7 @@ __all__ = [
     "DEFAULT_TURNS",
     "MAX_ANNOUNCEMENT",
     "MAX_BUSHIDO_TURNS",
+    "MAX_CALL_TEXT",
     "MAX_INSTRUCTION",
     "MAX_PHASE_SECONDS",
     "MAX_TURN_SECONDS",
@@ -136,6 +145,10 @@ __all__ = [
     "due_tournament_ids",
     "game_reopen",
     "instruction_send",
+    "judge_call_close",
+    "judge_call_make",
+    "judge_call_take",
+    "judge_call_withdraw",
     "lineup_refuse_unseated",
     "order_enter",
     "order_give",
@@ -154,6 +167,7 @@ __all__ = [
     "tournament_advance",
     "tournament_clans",
     "tournament_create",
+    "tournament_gong_set",
     "tournament_lineup",
     "tournament_settings",
     "tournament_start",

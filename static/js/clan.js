@@ -6,7 +6,8 @@
  * Scorpion Daimyo chooses where each head-on clash is fought
  * (PUT /api/tournaments/{id}/armies/{code}/on-swap, R5.3). A Daimyo whose clan has no Karo
  * writes instructions to his Generals (POST /api/tournaments/{id}/instructions, R1.1) and
- * sees those sent, from the state.
+ * sees those sent, from the state. A Daimyo also sees which of his Generals have not ordered
+ * yet this turn, and which are in a battle and give none (issue 32).
  */
 
 import {
@@ -49,6 +50,7 @@ const ui = {
   instructionText: $("instruction-text"),
   instructionMessage: $("instruction-message"),
   instructionSend: $("instruction-send"),
+  unordered: $("clan-unordered"),
 };
 let sendingInstruction = false;
 
@@ -79,9 +81,46 @@ function orderText(order) {
   return text;
 }
 
+// Issue 32: whether a General of the clan is expected to give an order in the open turn: his
+// army stands on the map out of any battle (R4), or is destroyed and may reform now (R9).
+function expectsOrder(code, army) {
+  if (!army || army.in_battle) return false;
+  if (army.province) return true;
+  const reform = army.destroyed && (state.clan_reforms || {})[code];
+  return Boolean(reform && reform.from_turn <= state.tournament.turn && reform.provinces.length);
+}
+
+// Issue 32: for a Daimyo (the state holds his clan's orders, R1.1), which of his Generals have
+// not ordered yet this turn, and which are in a battle and give none.
+function renderUnordered(missing, fighting, expected) {
+  const box = ui.unordered;
+  if (!box) return;
+  const lines = [];
+  const line = (text, names, kind) => {
+    const p = document.createElement("p");
+    const parts = fmt(text, { names: "\u0000" }).split("\u0000");
+    p.append(parts[0]);
+    if (names !== null) {
+      const strong = document.createElement("strong");
+      strong.className = kind;
+      strong.textContent = names.join(", ");
+      p.append(strong, parts[1] || "");
+    }
+    lines.push(p);
+  };
+  if (missing.length) line(S["clan-unordered"], missing, "is-missing");
+  else if (expected) line(S["clan-all-ordered"], null, "");
+  if (fighting.length) line(S["clan-in-battle"], fighting, "is-fighting");
+  box.replaceChildren(...lines);
+}
+
 function renderGenerals() {
   const armies = new Map((state.armies || []).map((a) => [a.id, a]));
   const orders = new Map((state.orders || []).map((o) => [o.army, o]));
+  const open = state.tournament.clock.phase === "running" && !over();
+  const missing = [];
+  const fighting = [];
+  let expected = 0;
   for (const row of document.querySelectorAll("table.generals tr[data-army]")) {
     const code = row.dataset.army;
     const army = armies.get(code);
@@ -105,14 +144,25 @@ function renderGenerals() {
     }
     const order = orders.get(code);
     const cell = row.querySelector(".js-order");
+    const waited = open && expectsOrder(code, army);
+    const general = row.cells[0].textContent.trim() || code; // the row's first cell: his name
+    const inBattle = open && Boolean(army && army.in_battle);
     if (cell) {
+      if (waited) expected += 1;
+      if (waited && !order) missing.push(general);
+      if (inBattle) fighting.push(general);
       cell.replaceChildren();
+      cell.classList.toggle("is-missing", waited && !order);
       if (order) {
         cell.append(orderText(order));
         const when = document.createElement("div");
         when.className = "note";
         when.textContent = fmt(S["order-given"], { time: formatTime(order.given_at, state) });
         cell.append(when);
+      } else if (waited) {
+        cell.textContent = S["clan-order-missing"];
+      } else if (inBattle) {
+        cell.textContent = S["clan-order-battle"];
       } else {
         cell.textContent = "—";
       }
@@ -125,6 +175,7 @@ function renderGenerals() {
       select.title = movable ? "" : S["swap-none"];
     }
   }
+  renderUnordered(missing, fighting, expected);
 }
 
 function showPanel(id) {

@@ -4,7 +4,7 @@
  * Everything shown comes from the state (GET /api/tournaments/{id}/state through live.js),
  * which holds only what this General may see (R1.1), his Daimyo's written instructions
  * included. Orders go to PUT/DELETE /api/tournaments/{id}/orders/mine with the session's
- * CSRF token.
+ * CSRF token. The alarm at 60 s and 10 s before the deadline is alarm.js's (issue 32).
  */
 
 import {
@@ -29,6 +29,7 @@ import {
   startPlayerPage,
 } from "./players.js";
 import { renderBattleLink } from "./battle_link.js";
+import { startAlarm } from "./alarm.js";
 
 const root = document.getElementById("player-page");
 const S = pageStrings();
@@ -89,6 +90,14 @@ function myArmy() {
 
 function myOrder() {
   return (state && (state.orders || []).find((o) => o.army === armyId)) || null;
+}
+
+// Issue 32: the alarm before the deadline is for a General who could give an order this turn
+// and has none: not one in a battle (R4), nor a destroyed army that may not reform yet (R9).
+function awaitingOrder() {
+  const army = myArmy();
+  if (!army || !running() || army.in_battle || myOrder()) return false;
+  return army.destroyed ? reformTargets().length > 0 : Boolean(army.province);
 }
 
 function running() {
@@ -499,4 +508,13 @@ page = startPlayerPage({
     }
     render();
   },
+});
+startAlarm({
+  strings: S,
+  secondsLeft: () => page.secondsLeft(),
+  getState: () => state,
+  awaiting: awaitingOrder,
+  clock: $("clock"),
+  region: $("clock-alarm"),
+  toggle: $("alarm-sounds"),
 });

@@ -184,6 +184,7 @@ function drawHead() {
   $("clock-deadline").textContent = t.clock.deadline ? fill(S.deadline_at, { time: formatTime(t.clock.deadline, config.timeZone, true) }) : "";
   $("register-form").hidden = p !== "setup";
   $("undo-row").hidden = !["running", "finished"].includes(p);
+  $("screen-gong").checked = Boolean(t.screen_gong);
   $("positions-form").hidden = !["planning", "deployment"].includes(p);
   $("declared-panel").hidden = !["planning", "deployment"].includes(p);
 }
@@ -248,6 +249,16 @@ function drawOrders() {
     return tr;
   });
   $("orders-body").replaceChildren(...rows);
+  // Issue 32: who has not ordered yet, at a glance (an army in a battle gives no order, R4).
+  // A destroyed army is waited for only from the turn it may reform in (R9).
+  const turn = state.tournament.turn;
+  const expected = state.armies.filter((a) => !a.in_battle
+    && (a.province || (a.destroyed && a.reform_from != null && a.reform_from <= turn)));
+  const waiting = expected.filter((a) => !orders[a.id]).map((a) => a.id);
+  const summary = $("orders-summary");
+  summary.hidden = phase() !== "running";
+  summary.textContent = fill(S.orders_given, { given: expected.length - waiting.length, expected: expected.length })
+    + (waiting.length ? ` · ${fill(S.orders_waiting, { armies: waiting.join(", ") })}` : "");
 }
 
 function allArmyCodes() {
@@ -614,6 +625,12 @@ function wire() {
   logFilters.addEventListener("reset", () => setTimeout(logFiltersChanged));
   const resolveButton = $("btn-resolve");
   resolveButton.dataset.label = resolveButton.textContent;
+  // Issue 32: the big screen's gong at the deadlines; the box shows what the state says.
+  const gongBox = $("screen-gong");
+  gongBox.addEventListener("change", () =>
+    act(gongBox, () => api("POST", "/screen/gong", { on: gongBox.checked })).then(() => {
+      gongBox.checked = Boolean(state.tournament.screen_gong);
+    }));
 
   for (const button of document.querySelectorAll("[data-action]")) {
     button.addEventListener("click", () => {

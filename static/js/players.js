@@ -11,7 +11,7 @@
  *   liveStatusText(S, status)     connectLive's status in plain words
  *   formatTime(iso, state)        a time of day in the tournament's time zone
  *   startPlayerPage({...})        legend swatches, the countdown and the live connection;
- *                                 returns {refresh(), isLive(), isOver()}
+ *                                 returns {refresh(), isLive(), isOver(), secondsLeft()}
  *   isNetworkFailure(error)       the request never reached the server (no ApiError)
  *   renderInstructions(list, instructions, S, state)  a Daimyo's written instructions (R1.1)
  *   renderStartPanel(panel, state, offsetMs)  what happens now and next before the turns (R3)
@@ -19,11 +19,15 @@
  *                                 player may see, everyone's at the end (R12)
  */
 
+import { ApiError, apiCall } from "./api.js";
+import { renderCall } from "./call_judge.js";
 import { showCommitment } from "./commitment.js";
 import { formatClock } from "./format.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
 import { clanStyles, clanSwatch } from "./map.js";
 import { formatTime as formatTimeOfDay } from "./screen.js";
+
+export { ApiError, apiCall } from "./api.js";
 
 export function pageStrings(id = "page-strings") {
   const node = document.getElementById(id);
@@ -49,57 +53,6 @@ export function panelStrings(S) {
     out[camel] = value;
   }
   return out;
-}
-
-export class ApiError extends Error {
-  constructor(status, code, detail) {
-    super(detail || `HTTP ${status}`);
-    this.status = status;
-    this.code = code || "";
-    this.detail = detail || "";
-  }
-}
-
-function cookie(name) {
-  for (const part of document.cookie.split(";")) {
-    const [key, ...rest] = part.trim().split("=");
-    if (key === name) return decodeURIComponent(rest.join("="));
-  }
-  return "";
-}
-
-async function csrfToken() {
-  let token = cookie("csrftoken");
-  if (!token) {
-    await fetch("/api/csrf", { credentials: "same-origin" });
-    token = cookie("csrftoken");
-  }
-  return token;
-}
-
-export async function apiCall(method, path, body = undefined) {
-  const headers = { Accept: "application/json" };
-  if (method !== "GET") {
-    headers["X-CSRFToken"] = await csrfToken();
-  }
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(`/api${path}`, {
-    method,
-    credentials: "same-origin",
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  let data = null;
-  try {
-    data = await response.json();
-  } catch (_error) {
-    data = null;
-  }
-  if (!response.ok) {
-    const detail = data && typeof data.detail === "string" ? data.detail : "";
-    throw new ApiError(response.status, data && data.code, detail);
-  }
-  return data;
 }
 
 export function reasonText(S, code, detail) {
@@ -318,6 +271,7 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChang
     changed();
     onState(next);
     showCommitment(next);
+    renderCall(next);
     renderStartPanel(startPanel, current, offsetMs);
   }
 
@@ -348,6 +302,8 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChang
   return {
     isLive: () => live,
     isOver: () => over,
+    // The seconds the countdown shows now, by the server's clock (alarm.js, issue 32).
+    secondsLeft: () => remainingSeconds(current, offsetMs),
     async refresh() {
       try {
         received(await fetchState(tournamentId), { serverOffsetMs: offsetMs });

@@ -1,5 +1,6 @@
 // The big screen: clock, turn, announcements, the map where the public may see the armies,
-// and at the end the final standings (R12) with the points of every clan turn by turn.
+// and at the end the final standings (R12) with the points of every clan turn by turn. At
+// each turn's deadline a gong (alarm.js) and "Orders closed"; the next deadline's time.
 //
 // Everything shown comes from the public state (GET /api/tournaments/<id>/state), kept
 // fresh by live.js. The strings come translated from the page (#screen-config).
@@ -12,6 +13,7 @@ import { showCommitment } from "./commitment.js";
 import { svgEl } from "./dom.js";
 import { formatClock } from "./format.js";
 import { connectLive, remainingSeconds, turnOver } from "./live.js";
+import { audioUnlocker, playGong } from "./alarm.js";
 
 // Told apart without colour: every clan a different dash pattern and marker (the clan's
 // marker shape on the map, from strategic_map/drawing.py, when the page gives it).
@@ -336,7 +338,39 @@ function bootScreen(configNode) {
     body.replaceChildren(...rows);
   }
 
+  // Issue 32: a gong at each turn's deadline (if the judges leave it on: screen_gong, and
+  // once the operator has pressed "Sound on", as browsers require), "Orders closed" from the
+  // deadline until the next turn arrives, and when the next deadline is.
+  const audio = audioUnlocker({ enabled: () => Boolean(state && state.tournament.screen_gong) });
+  const soundButton = $("screen-sound");
+  if (soundButton) {
+    soundButton.addEventListener("click", () => {
+      audio.unlock();
+      tick();
+    });
+  }
+  let closedKey = null; // the turn and deadline whose deadline this screen saw pass
+  let openTurn = null; // the turn this screen saw running before its deadline
+  const gonged = new Set();
+
+  const deadlineKey = (current) => `${current.tournament.turn}|${current.tournament.clock.deadline}`;
+
+  function gong(turn) {
+    if (gonged.has(turn)) return;
+    gonged.add(turn);
+    const context = state.tournament.screen_gong ? audio.context() : null;
+    if (!context) return;
+    try {
+      playGong(context);
+    } catch (error) {
+      console.warn("screen: no gong", error);
+    }
+  }
+
   function draw(current) {
+    // A judge resolved the turn before its deadline: its orders closed then, gong and all.
+    const before = state;
+    if (before && openTurn === before.tournament.turn && current.tournament.turn > openTurn) gong(openTurn);
     state = current;
     const t = current.tournament;
     const finished = t.clock.phase === "finished";
@@ -364,14 +398,41 @@ function bootScreen(configNode) {
     const clock = $("screen-countdown");
     // No clock (set-up, declaring positions): the phase stands where the countdown would.
     const phase = state.tournament.clock.phase;
-    // Past the deadline a 0:00 would look like a frozen screen: say what is happening.
-    const over = turnOver(state, offsetMs);
+    // Past the deadline a 0:00 would look like a frozen screen: say what is happening. Once
+    // seen, the deadline stays passed until the next turn (or a changed deadline) arrives,
+    // whatever a fresh state's clock says meanwhile.
+    const t = state.tournament;
+    const running = phase === "running" && !t.clock.paused;
+    if (turnOver(state, offsetMs)) closedKey = deadlineKey(state);
+    const over = running && closedKey === deadlineKey(state);
+    if (running && !over) openTurn = t.turn;
+    else if (over && openTurn === t.turn) gong(t.turn);
+    drawDeadline(over);
     const text = over ? S.turn_over : seconds === null ? config.phases[phase] || S.no_clock : formatClock(seconds);
     if (clock.textContent !== text) clock.textContent = text;
     clock.classList.toggle("is-low", seconds !== null && seconds < 60 && !state.tournament.clock.paused && !over);
     clock.classList.toggle("is-idle", seconds === null || over);
     clock.classList.toggle("is-over", over);
-    clock.classList.toggle("is-long", seconds !== null && seconds >= 3600);
+    clock.classList.toggle("is-long", seconds !== null && seconds >= 3600 && !over);
+  }
+
+  function drawDeadline(over) {
+    const t = state.tournament;
+    document.body.classList.toggle("is-closed", over);
+    $("screen-closed").hidden = !over;
+    const next = $("screen-next");
+    const deadline = t.clock.deadline;
+    next.hidden = !deadline || over || Boolean(t.clock.paused) || t.clock.phase === "finished";
+    next.parentElement.classList.toggle("has-next", !next.hidden);
+    const time = $("screen-next-time");
+    const text = deadline ? formatTime(deadline, config.timeZone) : "";
+    if (time.textContent !== text) {
+      time.textContent = text;
+      time.dateTime = deadline || "";
+    }
+    if (soundButton) {
+      soundButton.hidden = !t.screen_gong || t.clock.phase === "finished" || audio.unlocked();
+    }
   }
 
   const statusNode = $("screen-status");
