@@ -3,26 +3,118 @@
 It sits above ``battles`` in the stack (architecture.md): the tournament's own view comes
 from ``referees.selectors`` (below the battles), and a player's battle table from
 ``battles.selectors``; this module puts them together.
+
+Built once per version and view (issue 33). A league's deadline sends thousands of pages
+for the new state at once, but a tournament has only a handful of distinct views at a
+version: the public's, the judges', and each player's (R1.1: a General's fogged map, a
+Daimyo's clan). Each is built once and kept in Django's cache (in-process in the embedded
+setup, Redis in the cluster, so every process shares it) under the tournament, the version
+it shows, the view, and the language and time zone it is written in; every other reader
+of that version gets the kept copy with the clock brought to its own ``now``. A view is
+keyed by whose it is, never by what it happens to contain, so no reader is ever handed
+another's view (the role-isolation tests read through this path). Every change the state
+shows moves the version (``referees.kernel.announce``), so a new version is a new key and
+nothing needs deleting; entries expire on their own. A few things a view shows change with
+time alone and not with the version — a closed call drops off after ten minutes, a judge's
+missed-deadline flag lists the late refusals written after it — so entries live
+``STATE_TTL`` seconds (judges' ``STATE_TTL_JUDGE``) and are then built again.
+
+While one thread builds a view, the others of the process asking for the same one wait for
+it rather than build it again (``_building``).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
+
+from django.core.cache import cache
+from django.utils import timezone, translation
 
 from battles.selectors import army_current_battle
 from referees.checkin import CHECK_IN_PHASES, tournament_checkin
 from referees.models import Tournament
-from referees.selectors import Viewer, tournament_view
+from referees.selectors import Viewer, tournament_clock, tournament_view
 from strategic_map.models import Campaign
 
 # A turn resolved while the state was being read is seen by its version; the state is read
 # again a few times at most.
 STATE_READS = 3
 
+# How long a built view is kept (seconds). Bounded so that what ages without a new version
+# (a closed call, see the module docstring) is seen within this long; a deadline's readers
+# all come within a few seconds of it.
+STATE_TTL = 60
+STATE_TTL_JUDGE = 5
+
+_building_guard = threading.Lock()
+_building: dict[str, threading.Lock] = {}
+
+
+def view_key(*, tournament: Tournament, version: int, viewer: Viewer) -> str:
+    """The cache key of ``viewer``'s view of the tournament at ``version``: whose view it
+    is (public, judges, one player), in the current language and time zone.
+
+    The campaign's creation time is part of it: a database made again (a test run, a site
+    reset) numbers its tournaments and versions from 1 again, and Redis may still hold the
+    old ones' views."""
+    if viewer.kind == "player":
+        assert viewer.player is not None
+        whose = f"player:{viewer.player.pk}"
+    else:
+        whose = viewer.kind
+    language = translation.get_language() or "-"
+    zone = timezone.get_current_timezone_name()
+    made = int(tournament.campaign.created_at.timestamp() * 1_000_000)
+    return f"state:{tournament.pk}:{made}:{version}:{whose}:{language}:{zone}"
+
 
 def tournament_state(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
     """Everything ``viewer`` may see of the tournament now, as plain JSON-ready data.
+
+    From the cache when this view of the tournament's current version (as ``tournament``
+    was read) has been built already, with the clock as of ``now``; else built, kept and
+    returned.
+    """
+    key = view_key(tournament=tournament, version=tournament.campaign.version, viewer=viewer)
+    state: dict[str, Any] | None = cache.get(key)
+    if state is None:
+        with _build_lock(key):
+            state = cache.get(key)
+            if state is None:
+                state = _state_built(tournament=tournament, viewer=viewer, now=now)
+                version = state["tournament"]["version"]
+                ttl = STATE_TTL_JUDGE if viewer.kind == "judge" else STATE_TTL
+                # Kept under the version it shows: read again, it may be newer than asked.
+                cache.set(
+                    view_key(tournament=tournament, version=version, viewer=viewer), state, ttl
+                )
+                return state
+    if state["tournament"]["version"] == tournament.campaign.version:
+        # Same version, same clock settings: only the time differs.
+        state["tournament"]["clock"] = tournament_clock(tournament, now)
+    return state
+
+
+@contextmanager
+def _build_lock(key: str) -> Iterator[None]:
+    """The process-wide lock of one key while its view is built; forgotten after."""
+    with _building_guard:
+        lock = _building.setdefault(key, threading.Lock())
+    with lock:
+        yield
+    with _building_guard:
+        # Threads still waiting hold this lock already; a newcomer making a new one finds
+        # the view in the cache anyway.
+        if _building.get(key) is lock:
+            del _building[key]
+
+
+def _state_built(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
+    """The view, read from the database.
 
     The state is read in several queries; a turn resolved meanwhile would mix its clock
     with the old board. The campaign's version is checked again at the end, and the state

@@ -12,6 +12,8 @@ from django.test import Client
 from django.utils import timezone
 
 from referees import services
+from referees.access import judge_key_create
+from referees.selectors import tournament_view
 from referees.services import OrderInput
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Army
@@ -45,8 +47,53 @@ def hold_everywhere(game: Game) -> None:
         )
 
 
+# Each view built for a reader, by kind (referees.state builds through tournament_view).
+BUILDS: list[str] = []
+WARM = [False]
+JUDGE_KEYS: dict[int, str] = {}
+WARMED: set[tuple[int, int]] = set()
+
+
+@pytest.fixture(autouse=True, params=["built", "kept"])
+def view_source(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test twice (issue 33): the view built for the reader ("built"), and the view
+    read from the cache with every other view of that version already kept there ("kept"),
+    so that R1.1 is checked on the path a deadline's readers take."""
+    real = tournament_view
+
+    def counted(**kwargs: Any) -> dict[str, Any]:
+        BUILDS.append(kwargs["viewer"].kind)
+        return real(**kwargs)
+
+    monkeypatch.setattr("referees.state.tournament_view", counted)
+    BUILDS.clear()
+    JUDGE_KEYS.clear()
+    WARMED.clear()
+    WARM[0] = request.param == "kept"
+
+
+def every_view_kept(api: Api, game: Game) -> None:
+    """Every view of the tournament's current version read once: the judges', each
+    player's and the public's."""
+    if game.id not in JUDGE_KEYS:  # made once: a key is hashed as slowly as a password
+        JUDGE_KEYS[game.id] = judge_key_create(user=game.judge, label="warm").key
+    tokens: list[str | None] = [JUDGE_KEYS[game.id], None]
+    tokens += [game.token(p) for p in game.tournament.players.all()]
+    for token in tokens:
+        assert api.get(f"/tournaments/{game.id}/state", token=token).status_code == 200
+
+
 def state_of(api: Api, game: Game, token: str | None) -> tuple[dict[str, Any], str]:
-    response = api.get(f"/tournaments/{game.id}/state", token=token)
+    if WARM[0]:
+        version = game.refresh().campaign.version
+        if (game.id, version) not in WARMED:
+            every_view_kept(api, game)
+            WARMED.add((game.id, version))
+        built = len(BUILDS)
+        response = api.get(f"/tournaments/{game.id}/state", token=token)
+        assert len(BUILDS) == built, "the view was built again, not read from the cache"
+    else:
+        response = api.get(f"/tournaments/{game.id}/state", token=token)
     assert response.status_code == 200, response.content
     return response.json(), response.content.decode()
 
