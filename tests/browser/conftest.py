@@ -55,8 +55,13 @@ CHROMIUM_ARGS = [
 ]
 START_SECONDS = 30.0
 STOP_SECONDS = 10.0
-# Playwright's default for expect() and actions is 5 s; a live update must arrive within it.
-TIMEOUT_MS = 5_000
+# Playwright's default for expect() and actions is 5 s. The site's promises of time (a live
+# update within 5 s of a change, issue 33) are measured by benchmarks/, not here: a browser
+# test asserts what the page ends up showing, and on a CI machine busy with other work the
+# live server and Chromium may each be starved for seconds (a line-up preview took over 5 s
+# beside two other test processes), so every wait is allowed 15 s.
+TIMEOUT_MS = 15_000
+expect.set_options(timeout=TIMEOUT_MS)
 
 DEVICES: dict[str, dict[str, Any]] = {
     "phone": {

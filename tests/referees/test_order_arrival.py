@@ -243,8 +243,9 @@ def test_the_celery_tick_of_a_turn_is_sent_for_the_end_of_its_settle_window(
 # --- A burst through a real server -----------------------------------------------------------
 
 SERVED_SETTLE = 8.0  # s; the queued orders were all answered 0.2 s after the lock was let go
-LEAD = timedelta(seconds=2)  # from setting the deadline (connections open) to the deadline
-SENT_BEFORE = timedelta(seconds=1)  # the on-time orders go this long before the deadline
+LEAD = timedelta(seconds=5)  # from setting the deadline (connections open) to the deadline
+SENT_BEFORE = timedelta(seconds=3)  # the on-time orders go this long before the deadline: a
+# client starved by a busy machine (CI beside other work) still sends them in time
 LATE_AFTER = timedelta(milliseconds=300)  # the late one this long after it
 HELD_AFTER = timedelta(seconds=1)  # the database stays locked this long after the deadline
 
