@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -64,12 +64,13 @@ from referees.kernel import (
     CLOCK,
     Actor,
     announce,
-    log_write,
+    log_line,
     refusal,
     tournament_lock,
     unit_of_work,
 )
 from referees.models import LogEntry, Player, Tournament
+from referees.statements import rows_insert
 from sl5r.rules.battle import BattleSetup
 from sl5r.rules.games import (
     BattleGame,
@@ -79,7 +80,7 @@ from sl5r.rules.games import (
     TableOutcome,
     game_for,
 )
-from strategic_map.models import Army
+from strategic_map.models import Army, Campaign
 from strategic_map.selectors import campaign_game_map
 
 Status = Battle.Status
@@ -230,9 +231,36 @@ def _table_log(
     draws: Mapping[str, Any] | None = None,
     **data: Any,
 ) -> None:
+    _table_log_line(
+        tournament,
+        battle,
+        actor=actor,
+        action=action,
+        now=now,
+        turn=turn,
+        reason=reason,
+        draws=draws,
+        **data,
+    ).save()
+
+
+def _table_log_line(
+    tournament: Tournament,
+    battle: Battle,
+    *,
+    actor: Actor,
+    action: str,
+    now: datetime,
+    turn: int | None = None,
+    reason: str = "",
+    draws: Mapping[str, Any] | None = None,
+    **data: Any,
+) -> LogEntry:
+    """A table's log line, not yet saved: ``_table_log`` saves one, a turn's sync all of its
+    own together."""
     if draws is not None:
         data["draws"] = draws  # R11: what a player needs to recompute this step's draws
-    log_write(
+    return log_line(
         tournament,
         actor=actor,
         action=action,
@@ -248,6 +276,51 @@ def _table_log(
 # --- Opening tables after a turn (R7, R8) ----------------------------------------------------
 
 
+def _table_new(
+    tournament: Tournament,
+    *,
+    province: str,
+    armies: Mapping[str, Army],
+    turn: int,
+    now: datetime,
+    votes: Mapping[str, str] | None = None,
+) -> Battle:
+    """A table about to open, not yet saved: at ``peace`` when every army said peace."""
+    votes = votes or {}
+    everyone_peace = bool(armies) and all(votes.get(code) == "peace" for code in armies)
+    return Battle(
+        tournament=tournament,
+        province=province,
+        opened_turn=turn,
+        status=Status.PEACE if everyone_peace else Status.MEETING,
+        game=tournament.battle_game,
+        opened_at=now,
+        updated_at=now,
+    )
+
+
+def _table_seats(
+    battle: Battle,
+    *,
+    armies: Mapping[str, Army],
+    turn: int,
+    now: datetime,
+    votes: Mapping[str, str] | None = None,
+) -> list[BattleSeat]:
+    """The seats of a table that opens (``battle`` saved), not yet saved."""
+    votes = votes or {}
+    return [
+        BattleSeat(
+            battle=battle,
+            army=army,
+            vote=votes.get(code, ""),
+            voted_at=now if votes.get(code) else None,
+            joined_turn=turn,
+        )
+        for code, army in armies.items()
+    ]
+
+
 def _open_table(
     tournament: Tournament,
     *,
@@ -257,30 +330,63 @@ def _open_table(
     now: datetime,
     votes: Mapping[str, str] | None = None,
 ) -> Battle:
-    votes = votes or {}
-    everyone_peace = bool(armies) and all(votes.get(code) == "peace" for code in armies)
-    battle = Battle.objects.create(
-        tournament=tournament,
-        province=province,
-        opened_turn=turn,
-        status=Status.PEACE if everyone_peace else Status.MEETING,
-        game=tournament.battle_game,
-        opened_at=now,
-        updated_at=now,
+    battle = _table_new(
+        tournament, province=province, armies=armies, turn=turn, now=now, votes=votes
     )
+    battle.save(force_insert=True)
     BattleSeat.objects.bulk_create(
-        [
-            BattleSeat(
-                battle=battle,
-                army=army,
-                vote=votes.get(code, ""),
-                voted_at=now if votes.get(code) else None,
-                joined_turn=turn,
-            )
-            for code, army in armies.items()
-        ]
+        _table_seats(battle, armies=armies, turn=turn, now=now, votes=votes)
     )
     return battle
+
+
+@dataclass
+class _SyncWrites:
+    """What a turn's sync changes at the tables, written together as it ends: one statement
+    per kind of write, however many tables and armies the turn moves.
+
+    Written one table at a time, the sync made three or four queries per table opened,
+    changed or dispersed, half of a busy turn's resolution on PostgreSQL
+    (benchmarks/resolve_turn.py ``--tournament``).
+    """
+
+    tournament: Tournament
+    turn: int
+    now: datetime
+    before: dict[int, dict[str, Any]] = field(default_factory=dict)  # as before the turn
+    changed: dict[tuple[str, ...], dict[int, Battle]] = field(default_factory=dict)
+    seats_gone: list[int] = field(default_factory=list)
+    seats_new: list[BattleSeat] = field(default_factory=list)
+    lines: list[LogEntry] = field(default_factory=list)
+
+    def touch(self, battle: Battle, *fields: str) -> None:
+        """``battle`` is about to change its ``fields``: kept as it was first, for undo."""
+        self.before.setdefault(battle.pk, _table_snapshot(battle))
+        battle.updated_at = self.now
+        # Grouped by the columns written: a table is saved with its own changes only, as
+        # ``_save`` would (a JSON column written by ``bulk_update`` would turn NULL to null).
+        self.changed.setdefault((*fields, "updated_at"), {})[battle.pk] = battle
+
+    def line(self, battle: Battle, action: str, **data: Any) -> None:
+        self.lines.append(
+            _table_log_line(
+                self.tournament,
+                battle,
+                actor=CLOCK,
+                action=action,
+                now=self.now,
+                turn=self.turn,
+                **data,
+            )
+        )
+
+    def write(self) -> None:
+        if self.seats_gone:
+            BattleSeat.objects.filter(pk__in=self.seats_gone).delete()
+        rows_insert(self.seats_new)
+        for fields, tables in self.changed.items():
+            Battle.objects.bulk_update(list(tables.values()), list(fields))
+        rows_insert(self.lines)
 
 
 def battles_sync(
@@ -293,106 +399,143 @@ def battles_sync(
     ``meeting`` (or seats its newcomers at the open one there, which goes back to
     ``meeting``); tables still gathering where no meeting is left disperse; armies that
     entered a province with a battle going on join it (R8) and the game is told.
+
+    Its queries do not grow with the tables or the armies: the open tables and their seats
+    are read in two, the newcomers' army rows in one (none when no table changes), and the
+    changes are written together (``_SyncWrites``).
     """
-    campaign = tournament.campaign
-    changed = False
     tables = _open_tables(tournament)
-    before = {b.pk: _table_snapshot(b) for b in tables}
-    opened: list[int] = []
+    seated = {b.pk: {seat.army.code: seat for seat in b.seats.all()} for b in tables}
     gathering = {b.province: b for b in tables if b.status in GATHERING_STATUSES}
-    fighting = {b.province for b in tables if b.status in FIGHTING_STATUSES}
+    fighting = {b.province: b for b in tables if b.status in FIGHTING_STATUSES}
     meetings: list[Mapping[str, Any]] = list(result.get("meetings") or [])
-    codes = {code for m in meetings for code in m["armies"]}
-    codes |= {code for r in result.get("reinforcements") or [] for code in r["armies"]}
-    armies = campaign_armies(campaign, codes)
+    reinforcements: list[Mapping[str, Any]] = list(result.get("reinforcements") or [])
+    armies = _sync_armies(
+        tournament.campaign,
+        seated,
+        gathering=gathering,
+        fighting=fighting,
+        meetings=meetings,
+        reinforcements=reinforcements,
+    )
+
+    def present_at(meeting: Mapping[str, Any]) -> dict[str, Army]:
+        return {code: armies[code] for code in sorted(meeting["armies"]) if code in armies}
+
+    # A table opens where armies meet and none is open; all of them in one statement, so that
+    # their seats and log lines, in the meetings' order, can name them.
+    opened = {
+        m["province"]: _table_new(
+            tournament, province=m["province"], armies=present_at(m), turn=turn_number, now=now
+        )
+        for m in meetings
+        if m["province"] not in gathering and m["province"] not in fighting
+    }
+    rows_insert(list(opened.values()))
+    writes = _SyncWrites(tournament=tournament, turn=turn_number, now=now)
 
     for meeting in meetings:
         province = meeting["province"]
-        present = {code: armies[code] for code in sorted(meeting["armies"]) if code in armies}
+        present = present_at(meeting)
         battle = gathering.pop(province, None)
         if province in fighting:
             continue  # a battle is being fought there: newcomers join it as reinforcements
         if battle is None:
-            battle = _open_table(
-                tournament, province=province, armies=present, turn=turn_number, now=now
-            )
-            opened.append(battle.pk)
-            _table_log(
-                tournament,
-                battle,
-                actor=CLOCK,
-                action="battle_opened",
-                now=now,
-                turn=turn_number,
-                armies=sorted(present),
-            )
-            changed = True
+            battle = opened[province]
+            writes.seats_new += _table_seats(battle, armies=present, turn=turn_number, now=now)
+            writes.line(battle, "battle_opened", armies=sorted(present))
             continue
-        seats = {seat.army.code: seat for seat in battle.seats.all()}  # read with the tables
+        seats = seated[battle.pk]
         joined = sorted(set(present) - set(seats))
         left = sorted(set(seats) - set(present))
         if not joined and not left:
             continue
-        BattleSeat.objects.filter(battle=battle, army__code__in=left).delete()
-        BattleSeat.objects.bulk_create(
-            [BattleSeat(battle=battle, army=present[c], joined_turn=turn_number) for c in joined]
-        )
+        writes.touch(battle, "status")
+        writes.seats_gone += [seats[code].pk for code in left]
+        writes.seats_new += [
+            BattleSeat(battle=battle, army=present[c], joined_turn=turn_number) for c in joined
+        ]
         votes = [s.vote for code, s in seats.items() if code not in left]
         if joined:
             battle.status = Status.MEETING
         elif votes and all(v == "peace" for v in votes):
             battle.status = Status.PEACE
-        _save(battle, now, "status")
-        _table_log(
-            tournament,
-            battle,
-            actor=CLOCK,
-            action="battle_seats_changed",
-            now=now,
-            turn=turn_number,
-            joined=joined,
-            left=left,
-            status=battle.status,
-        )
-        changed = True
+        writes.line(battle, "battle_seats_changed", joined=joined, left=left, status=battle.status)
 
     for battle in gathering.values():
+        writes.touch(battle, "status", "ended_at")
         battle.status = Status.DISPERSED
         battle.ended_at = now
-        _save(battle, now, "status", "ended_at")
-        _table_log(
-            tournament, battle, actor=CLOCK, action="battle_dispersed", now=now, turn=turn_number
-        )
-        changed = True
+        writes.line(battle, "battle_dispersed")
 
-    for reinforcement in result.get("reinforcements") or []:
-        changed |= _reinforce(
-            tournament,
-            province=reinforcement["province"],
+    for reinforcement in reinforcements:
+        battle = fighting.get(reinforcement["province"])
+        _reinforce(
+            writes,
+            battle=battle,
+            seats=seated[battle.pk] if battle is not None else {},
             newcomers={c: armies[c] for c in reinforcement["armies"] if c in armies},
-            turn=turn_number,
-            now=now,
         )
 
-    if changed:
-        # What this resolution changed is kept as it was before, so that undoing the turn
-        # can put the tables back with the board (battles_undo).
-        touched = Battle.objects.filter(pk__in=before, updated_at=now).values_list("pk", flat=True)
-        TableSnapshot.objects.create(
-            tournament=tournament,
-            turn=turn_number,
-            taken_at=now,
-            tables={str(pk): before[pk] for pk in touched},
-            opened=opened,
-        )
-        announce(tournament, "battle", turn=turn_number)
+    # Every change at a table writes its line: none, nothing to keep or to announce.
+    if not writes.lines:
+        return
+    writes.write()
+    # What this resolution changed is kept as it was before, so that undoing the turn can put
+    # the tables back with the board (battles_undo): every open table whose last change is
+    # now, in the tables' order, as the query for them kept it (a table some other change
+    # saved at this very instant, before the sync, is kept as it is).
+    TableSnapshot.objects.create(
+        tournament=tournament,
+        turn=turn_number,
+        taken_at=now,
+        tables={
+            str(b.pk): writes.before[b.pk] if b.pk in writes.before else _table_snapshot(b)
+            for b in tables
+            if b.updated_at == now
+        },
+        opened=[b.pk for b in opened.values()],
+    )
+    announce(tournament, "battle", turn=turn_number)
+
+
+def _sync_armies(
+    campaign: Campaign,
+    seated: Mapping[int, Mapping[str, BattleSeat]],
+    *,
+    gathering: Mapping[str, Battle],
+    fighting: Mapping[str, Battle],
+    meetings: Sequence[Mapping[str, Any]],
+    reinforcements: Sequence[Mapping[str, Any]],
+) -> dict[str, Army]:
+    """The army rows the turn's tables need, by code: the seated ones come with their seats,
+    the others are read in one query, and only when a table opens or gains armies."""
+    known = {code: seat.army for seats in seated.values() for code, seat in seats.items()}
+    wanted: set[str] = set()
+    for meeting in meetings:
+        province = meeting["province"]
+        codes = set(meeting["armies"])
+        table = gathering.get(province)
+        if province in fighting or (table is not None and codes == set(seated[table.pk])):
+            continue
+        wanted |= codes - known.keys()
+    for reinforcement in reinforcements:
+        if reinforcement["province"] in fighting:
+            wanted |= set(reinforcement["armies"]) - known.keys()
+    if not wanted:
+        return known
+    return {**known, **campaign_armies(campaign, wanted)}
 
 
 def _open_tables(tournament: Tournament) -> list[Battle]:
-    """The tables still open, with their seats (two queries however many there are)."""
+    """The tables still open, with their seats (two queries however many there are), in the
+    model's order. The order is spelled out: ``Meta.ordering`` starts with the tournament,
+    which joins the tournament (and, for the seats, the tables too) only to sort by it."""
     return list(
-        Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES).prefetch_related(
-            Prefetch("seats", queryset=BattleSeat.objects.select_related("army"))
+        Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES)
+        .order_by("-opened_at", "-id")
+        .prefetch_related(
+            Prefetch("seats", queryset=BattleSeat.objects.select_related("army").order_by("id"))
         )
     )
 
@@ -492,40 +635,35 @@ def battles_undo(*, tournament: Tournament, turn_number: int, resolved_at: datet
 
 
 def _reinforce(
-    tournament: Tournament,
+    writes: _SyncWrites,
     *,
-    province: str,
+    battle: Battle | None,
+    seats: Mapping[str, BattleSeat],
     newcomers: Mapping[str, Army],
-    turn: int,
-    now: datetime,
-) -> bool:
-    """R8: armies that entered a province with a battle going on join its game."""
-    battle = Battle.objects.filter(
-        tournament=tournament, province=province, status__in=FIGHTING_STATUSES
-    ).first()
+) -> None:
+    """R8: armies that entered a province with a battle going on join its game.
+
+    ``battle`` is the table fighting there (None: none is), ``seats`` its seats as the turn
+    found them; what changes goes with the sync's other writes.
+    """
     if battle is None or not newcomers:
-        return False
-    seats = _seats(battle)
+        return
     arriving = {code: army for code, army in newcomers.items() if code not in seats}
     if not arriving:
-        return False
+        return
     if battle.status == Status.DECIDED:
-        _table_log(
-            tournament,
+        writes.line(
             battle,
-            actor=CLOCK,
-            action="battle_reinforced",
-            now=now,
-            turn=turn,
+            "battle_reinforced",
             armies=sorted(arriving),
             seated=False,
             note="the game already has an outcome: they wait for the result",
         )
-        return True
-    campaign = tournament.campaign
+        return
+    campaign = writes.tournament.campaign
     everyone = {**{code: s.army for code, s in seats.items()}, **arriving}
     control = (battle.setup or {}).get("control") or campaign_control(campaign)
-    setup = battle_setup(campaign, province=province, armies=everyone, control=control)
+    setup = battle_setup(campaign, province=battle.province, armies=everyone, control=control)
     game = _game(battle)
     draws = BattleDraws(
         battle,
@@ -541,43 +679,25 @@ def _reinforce(
             rng_label=draws.label,
         )
     except GameError as error:
-        _table_log(
-            tournament,
-            battle,
-            actor=CLOCK,
-            action="battle_reinforcement_refused",
-            now=now,
-            turn=turn,
-            armies=sorted(arriving),
-            problem=str(error),
+        writes.line(
+            battle, "battle_reinforcement_refused", armies=sorted(arriving), problem=str(error)
         )
-        return True
-    BattleSeat.objects.bulk_create(
-        [
-            BattleSeat(battle=battle, army=army, joined_turn=turn, reinforcement=True)
-            for army in arriving.values()
-        ]
-    )
+        return
+    writes.touch(battle, "state", "setup")
+    writes.seats_new += [
+        BattleSeat(battle=battle, army=army, joined_turn=writes.turn, reinforcement=True)
+        for army in arriving.values()
+    ]
     battle.state = _json(state)
     stored_setup = dict(battle.setup or {})
     stored_setup["participants"] = [
         *stored_setup.get("participants", []),
-        *_participant_rows(setup, arriving, reinforcement=True, joined_turn=turn),
+        *_participant_rows(setup, arriving, reinforcement=True, joined_turn=writes.turn),
     ]
     battle.setup = stored_setup
-    _save(battle, now, "state", "setup")
-    _table_log(
-        tournament,
-        battle,
-        actor=CLOCK,
-        action="battle_reinforced",
-        now=now,
-        turn=turn,
-        armies=sorted(arriving),
-        seated=True,
-        draws=draws.record(state),
+    writes.line(
+        battle, "battle_reinforced", armies=sorted(arriving), seated=True, draws=draws.record(state)
     )
-    return True
 
 
 # --- The meeting: peace or battle (R7) -------------------------------------------------------

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from battles import services as battle_services
@@ -18,6 +20,7 @@ from referees.state import tournament_state
 from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map
 from sl5r.rules.scoring import score_breakdown, small_farms
+from strategic_map.models import Army
 from tests.battles.conftest import (
     PROVINCE,
     act,
@@ -640,3 +643,82 @@ def test_a_turn_reads_the_open_tables_in_the_same_queries_however_many_there_are
         )
     four = sync_queries([("crab-1", "crane-1"), ("crab-2", "crane-2"), ("dragon-2", "lion-2")])
     assert four == one
+
+
+def test_a_busy_turn_changes_its_tables_in_the_same_queries_however_many_tables_and_armies(
+    game16: Game,
+) -> None:
+    """Tables opening, gaining and losing armies, dispersing, and battles reinforced (R7, R8):
+    the sync reads and writes them together, so a turn that moves three times the tables and
+    armies costs the resolution no more queries than one that moves a few."""
+    battle = fight(game16, meet(game16))  # lion-1 and unicorn-2 fight in PROVINCE
+    battle.refresh_from_db()
+    tournament = game16.refresh()
+    armies = {a.code: a for a in Army.objects.filter(campaign=tournament.campaign)}
+    # Battles going on elsewhere: a copy of that one's game in other provinces of the map.
+    elsewhere = iter(sorted(p for p in rokugan_map().provinces if p != PROVINCE))
+
+    def seated(province: str, *codes: str, turn: int) -> None:
+        battle_services._open_table(
+            tournament,
+            province=province,
+            armies={code: armies[code] for code in codes},
+            turn=turn,
+            now=timezone.now(),
+        )
+
+    def busy_turn(turn: int, size: int) -> int:
+        """``size`` tables of each kind of change; the sync's queries."""
+        meetings: list[dict[str, Any]] = []
+        reinforcements: list[dict[str, Any]] = []
+        for i in range(size):
+            tag = f"turn{turn}-{i}"
+            meetings.append({"province": f"{tag}-opens", "armies": ["crab-1", "crane-1"]})
+            seated(f"{tag}-gains", "crab-2", "crane-2", turn=turn - 1)
+            meetings.append(
+                {"province": f"{tag}-gains", "armies": ["crab-2", "crane-2", "dragon-2"]}
+            )
+            seated(f"{tag}-loses", "phoenix-1", "scorpion-1", "lion-2", turn=turn - 1)
+            meetings.append({"province": f"{tag}-loses", "armies": ["phoenix-1", "scorpion-1"]})
+            seated(f"{tag}-parts", "phoenix-2", "scorpion-2", turn=turn - 1)
+            province = next(elsewhere)
+            fighting = Battle.objects.create(
+                tournament=tournament,
+                province=province,
+                opened_turn=turn - 1,
+                status=Battle.Status.BATTLE,
+                state=battle.state,
+                setup={**(battle.setup or {}), "province": province},
+                opened_at=timezone.now(),
+                started_at=timezone.now(),
+                updated_at=timezone.now(),
+            )
+            BattleSeat.objects.bulk_create(
+                BattleSeat(battle=fighting, army=armies[code], joined_turn=turn - 1)
+                for code in ("lion-1", "unicorn-2")
+            )
+            reinforcements.append({"province": province, "armies": ["dragon-1"]})
+        result = {"meetings": meetings, "reinforcements": reinforcements}
+        with CaptureQueriesContext(connection) as queries:
+            battle_services.battles_sync(
+                tournament=tournament, turn_number=turn, result=result, now=timezone.now()
+            )
+        done = LogEntry.objects.filter(tournament=tournament, turn=turn).values_list(
+            "action", flat=True
+        )
+        # Every change made, so that the counts compare turns that did the work.
+        assert sorted(done) == sorted(
+            ["battle_opened"] * size
+            + ["battle_seats_changed"] * 2 * size
+            + ["battle_dispersed"] * size
+            + ["battle_reinforced"] * size
+        )
+        # Their tables out of the way of the next turn's: nothing left for it to disperse.
+        Battle.objects.filter(tournament=tournament, opened_turn__in=[turn - 1, turn]).exclude(
+            pk=battle.pk
+        ).delete()
+        return len(queries)
+
+    few = busy_turn(10, size=1)  # turns of their own: the log lines counted are the sync's
+    many = busy_turn(20, size=3)
+    assert many == few
