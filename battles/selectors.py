@@ -184,6 +184,21 @@ def army_current_battle(*, tournament: Tournament, army_code: str | None) -> dic
     return {"id": found["pk"], "status": found["status"], "province": found["province"]}
 
 
+def armies_current_battles(*, tournament: Tournament) -> dict[str, dict[str, Any]]:
+    """``army_current_battle`` of every army at an open table, in one query: what each
+    General's view of a version shows (referees.state)."""
+    found: dict[str, dict[str, Any]] = {}
+    rows = (
+        Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES)
+        .order_by("-opened_at", "-id")
+        .values_list("pk", "status", "province", "seats__army__code")
+    )
+    for pk, status, province, code in rows:
+        if code is not None and code not in found:  # the newest table of each army
+            found[code] = {"id": pk, "status": status, "province": province}
+    return found
+
+
 # --- Rows ------------------------------------------------------------------------------------
 
 

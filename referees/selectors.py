@@ -7,8 +7,9 @@ Daimyo gets his own army, his province and the provinces next to it, and nothing
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+import copy
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -30,6 +31,7 @@ from sl5r.rules.turn import reform_first_turn, reform_provinces
 from strategic_map.board import Board, Spot
 from strategic_map.models import Army, Campaign, Order, Turn
 from strategic_map.selectors import (
+    ArmyIdentity,
     campaign_game_map,
     campaign_turn_state,
     turn_current_orders,
@@ -193,16 +195,102 @@ def tournament_clock(tournament: Tournament, now: datetime) -> dict[str, Any]:
     }
 
 
-def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
+@dataclass
+class TournamentReading:
+    """Everything the views of a tournament are made from, read once for a version.
+
+    A deadline asks for every view of the new version at once (issue 33): the queries, not
+    the filtering, were the cost of a view (10-12 queries each, most of the time spent
+    compiling them), so they are run once here and each viewer's view is cut from the
+    result (``tournament_view``) in memory. Read-only once made; ``memo`` keeps what a
+    view computes from it alone (scores, a destroyed army's reform), the same for all.
+    """
+
+    tournament: Tournament
+    now: datetime
+    roles: dict[str, list[Role]]
+    armies: dict[str, Army]
+    board: Board
+    placed: dict[str, Spot]
+    control: dict[str, str | None]
+    turns: list[Turn]
+    open_turn: Turn | None
+    last: Turn | None
+    current_orders: dict[int, Order]
+    announcements: list[dict[str, Any]]
+    instructions: list[Instruction]
+    calls: list[JudgeCall]
+    memo: dict[Any, Any] = field(default_factory=dict)
+
+    @property
+    def version(self) -> int:
+        return int(self.tournament.campaign.version)
+
+    def remembered(self, key: Any, make: Callable[[], Any]) -> Any:
+        if key not in self.memo:
+            self.memo[key] = make()
+        return self.memo[key]
+
+
+def tournament_reading(*, tournament: Tournament, now: datetime) -> TournamentReading:
+    """Read the tournament for its views (see ``TournamentReading``): 8 queries."""
+    campaign = tournament.campaign
+    turns = list(
+        Turn.objects.filter(campaign=campaign)
+        .exclude(status=Turn.Status.UNDONE)
+        .order_by("number")
+        .only("number", "status", "deadline", "result", "draw_seed")
+    )
+    open_turn = next((t for t in turns if t.status == Turn.Status.OPEN), None)
+    last = next((t for t in reversed(turns) if t.status == Turn.Status.RESOLVED), None)
+    board = Board.of(campaign)
+    return TournamentReading(
+        tournament=tournament,
+        now=now,
+        roles=clan_roles(tournament),
+        armies={a.code: a for a in Army.objects.filter(campaign=campaign).order_by("id")},
+        board=board,
+        placed=board.spots(),
+        control=board.control(),
+        turns=turns,
+        open_turn=open_turn,
+        last=last,
+        current_orders=turn_current_orders(open_turn) if open_turn is not None else {},
+        announcements=latest_announcements(tournament=tournament),
+        instructions=list(
+            Instruction.objects.filter(tournament=tournament)
+            .select_related("author", "recipient")
+            .order_by("-created_at", "-id")
+        ),
+        calls=list(
+            JudgeCall.objects.filter(tournament=tournament)
+            .filter(Q(closed_at__isnull=True) | Q(closed_at__gte=now - CALL_CLOSED_SHOWN))
+            .select_related("player", "player__army")
+        ),
+    )
+
+
+def tournament_view(
+    *,
+    tournament: Tournament,
+    viewer: Viewer,
+    now: datetime,
+    reading: TournamentReading | None = None,
+) -> dict[str, Any]:
     """What ``viewer`` may see of the tournament itself now (R1.1), read once: the board,
     the clock, the roles, the messages — all but the battle tables, which sit above this
-    module (``referees.state.tournament_state`` adds them and checks the version)."""
+    module (``referees.state.tournament_state`` adds them and checks the version).
+
+    From ``reading`` when given (every view of a version from one reading), else read.
+    """
+    if reading is None:
+        reading = tournament_reading(tournament=tournament, now=now)
+    tournament = reading.tournament
     campaign = tournament.campaign
-    roles = clan_roles(tournament)
+    roles = reading.roles
     sight = viewer_sight(tournament, viewer, roles)
-    armies = {a.code: a for a in Army.objects.filter(campaign=campaign)}
-    board = Board.of(campaign)
-    placed = board.spots()
+    armies = reading.armies
+    placed = reading.placed
     # R3.1: until negotiation a clan's declared positions are its own: a player sees his
     # clan's armies only (as far as R1.1 lets him), the public none; judges see them all.
     secret_clan = _positions_secret_from(tournament, viewer)
@@ -215,24 +303,18 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
             continue
         if sight.all_armies or code == sight.own_army:
             visible_armies.append(_army_row(code, army.clan, spot))
-    control_all = board.control()  # also the scores' and Small Farms' input below
+    control_all = reading.control  # also the scores' and Small Farms' input below
     control = control_all
     if sight.provinces is not None:
         control = {p: c for p, c in control_all.items() if p in sight.provinces}
 
-    turns = list(
-        Turn.objects.filter(campaign=campaign)
-        .exclude(status=Turn.Status.UNDONE)
-        .order_by("number")
-        .only("number", "status", "deadline", "result", "draw_seed")
-    )
-    open_turn = next((t for t in turns if t.status == Turn.Status.OPEN), None)
-    last = next((t for t in reversed(turns) if t.status == Turn.Status.RESOLVED), None)
+    open_turn = reading.open_turn
+    last = reading.last
 
     orders: list[dict[str, Any]] = []
     if open_turn is not None and (sight.orders_of_clan or sight.own_army):
         by_pk = {a.pk: a for a in armies.values()}
-        for aid, order in turn_current_orders(open_turn).items():
+        for aid, order in reading.current_orders.items():
             army = by_pk[aid]
             if (
                 sight.orders_of_clan == "*"
@@ -339,8 +421,8 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
     if sight.own_army and last is not None and last.result:
         state["last_order"] = _own_rejection(last, sight.own_army)
     if viewer.kind == "player" and sight.own_army:
-        reform = army_reform(
-            campaign=campaign,
+        reform = _reading_reform(
+            reading,
             army_code=sight.own_army,
             turn=open_turn.number if open_turn else (last.number + 1 if last else 1),
             sees_map=sight.all_armies,
@@ -360,21 +442,52 @@ def tournament_view(*, tournament: Tournament, viewer: Viewer, now: datetime) ->
         for code, army in armies.items():
             if army.clan != viewer.player.clan:
                 continue
-            reform = army_reform(campaign=campaign, army_code=code, turn=reform_turn, sees_map=True)
+            reform = _reading_reform(reading, army_code=code, turn=reform_turn, sees_map=True)
             if reform is not None:
                 clan_reforms[code] = reform
         state["clan_reforms"] = clan_reforms
-    state["announcements"] = latest_announcements(tournament=tournament)
+    state["announcements"] = [dict(a) for a in reading.announcements]
     if viewer.kind == "player":
         # R1.1: a Daimyo's written instructions, to his Generals (a Karo reads none).
-        state["instructions"] = visible_instructions(tournament=tournament, viewer=viewer)
+        state["instructions"] = [
+            instruction_row(i) for i in instructions_readable(reading.instructions, viewer)
+        ]
     if viewer.kind == "player" and viewer.player is not None:
-        state["call"] = own_call(player=viewer.player, now=now)
+        player_id = viewer.player.pk
+        own = next(
+            (
+                c
+                for c in sorted(reading.calls, key=lambda c: (c.created_at, c.pk), reverse=True)
+                if c.player_id == player_id
+            ),
+            None,
+        )
+        state["call"] = call_row(own) if own is not None else None
     if viewer.kind == "judge":
-        state["calls"] = call_rows(tournament=tournament, now=now)
+        state["calls"] = [call_row(c) for c in calls_queued(reading.calls, now=reading.now)]
     if sight.scores:
-        state["score_history"] = score_history(tournament=tournament)
+        state["score_history"] = copy.deepcopy(
+            reading.remembered("score_history", lambda: score_history(tournament=tournament))
+        )
     return state
+
+
+def _reading_reform(
+    reading: TournamentReading, *, army_code: str, turn: int, sees_map: bool
+) -> dict[str, Any] | None:
+    """``army_reform`` from the reading: once per army, turn and sight for all its views."""
+    identities = [ArmyIdentity(code=a.code, clan=a.clan) for a in reading.armies.values()]
+    found = reading.remembered(
+        ("reform", army_code, turn, sees_map),
+        lambda: army_reform(
+            campaign=reading.tournament.campaign,
+            army_code=army_code,
+            turn=turn,
+            sees_map=sees_map,
+            armies=identities,
+        ),
+    )
+    return copy.deepcopy(found) if found is not None else None
 
 
 # The orders shown with a missed deadline: those that arrived from this long before it
@@ -464,7 +577,12 @@ def deadline_flags(*, tournament: Tournament) -> list[dict[str, Any]]:
 
 
 def army_reform(
-    *, campaign: Campaign, army_code: str, turn: int, sees_map: bool
+    *,
+    campaign: Campaign,
+    army_code: str,
+    turn: int,
+    sees_map: bool,
+    armies: Sequence[ArmyIdentity] | None = None,
 ) -> dict[str, Any] | None:
     """R9, for the General of a destroyed army only: the first turn it may reform in, and
     the castles it could reform in (none when his clan holds none of its home castles).
@@ -474,7 +592,7 @@ def army_reform(
     The engine decides both (``reform_first_turn``, ``reform_provinces``); nothing about
     other armies is in the answer (R1.1). None while the army is on the map.
     """
-    board = campaign_turn_state(campaign, turn=turn)
+    board = campaign_turn_state(campaign, turn=turn, armies=armies)
     army = next((a for a in board.armies if a.id == army_code), None)
     if army is None or not army.destroyed:
         return None
@@ -694,6 +812,24 @@ def visible_instructions(
     return [instruction_row(i) for i in rows]
 
 
+def instructions_readable(
+    newest_first: Sequence[Instruction], viewer: Viewer, *, limit: int = LATEST_INSTRUCTIONS
+) -> list[Instruction]:
+    """``visible_instructions`` of instructions already read (newest first): the same rule."""
+    player = viewer.player
+    if viewer.kind == "judge":
+        rows = list(newest_first)
+    elif player is not None and player.role == Player.Role.DAIMYO:
+        rows = [i for i in newest_first if i.clan == player.clan]
+    elif player is not None and player.role == Player.Role.GENERAL:
+        rows = [
+            i for i in newest_first if i.clan == player.clan and i.recipient_id in (None, player.pk)
+        ]
+    else:
+        return []
+    return rows[:limit]
+
+
 def instruction_row(instruction: Instruction) -> dict[str, Any]:
     recipient = instruction.recipient
     return {
@@ -744,6 +880,21 @@ def call_row(call: JudgeCall) -> dict[str, Any]:
         "closed_by": _judge_name(call.closed_by) if call.closed_by else None,
         "note": call.note,
     }
+
+
+def calls_queued(calls: Iterable[JudgeCall], *, now: datetime) -> list[JudgeCall]:
+    """``call_rows``'s calls, of calls already read: open ones oldest first, then those
+    closed lately, newest first."""
+    calls = list(calls)
+    open_calls = sorted(
+        (c for c in calls if c.closed_at is None), key=lambda c: (c.created_at, c.pk)
+    )
+    closed = sorted(
+        (c for c in calls if c.closed_at is not None and c.closed_at >= now - CALL_CLOSED_SHOWN),
+        key=lambda c: (c.closed_at, c.pk),
+        reverse=True,
+    )[:CALLS_CLOSED_LISTED]
+    return open_calls + closed
 
 
 def call_rows(*, tournament: Tournament, now: datetime) -> list[dict[str, Any]]:

@@ -26,18 +26,26 @@ it rather than build it again (``_building``).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.core.cache import cache
 from django.utils import timezone, translation
 
-from battles.selectors import army_current_battle
+from battles.selectors import armies_current_battles
 from referees.checkin import CHECK_IN_PHASES, tournament_checkin
 from referees.models import Tournament
-from referees.selectors import Viewer, tournament_clock, tournament_view
+from referees.selectors import (
+    TournamentReading,
+    Viewer,
+    tournament_clock,
+    tournament_reading,
+    tournament_view,
+)
 from strategic_map.models import Campaign
 
 # A turn resolved while the state was being read is seen by its version; the state is read
@@ -113,29 +121,76 @@ def _build_lock(key: str) -> Iterator[None]:
             del _building[key]
 
 
-def _state_built(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
-    """The view, read from the database.
+@dataclass(frozen=True)
+class _Reading:
+    """A version's reading and its tables, shared by every view built from it."""
 
-    The state is read in several queries; a turn resolved meanwhile would mix its clock
-    with the old board. The campaign's version is checked again at the end, and the state
-    is read anew (a few times at most) when it moved.
+    key: tuple[int, int, int]
+    tournament: TournamentReading
+    battles: dict[str, dict[str, Any]]
+    read_at: float  # time.monotonic(): what ages without a version (calls) ages here too
+
+    def serves(self, key: tuple[int, int, int]) -> bool:
+        return self.key == key and time.monotonic() - self.read_at < STATE_TTL
+
+
+_readings_guard = threading.Lock()
+_readings: dict[int, _Reading] = {}  # the newest reading of each tournament in this process
+_reading_locks: dict[int, threading.Lock] = {}
+
+
+def _reading_of(tournament: Tournament, now: datetime) -> _Reading:
+    """The reading of the tournament's version (as ``tournament`` was read), made once per
+    process: a deadline's views are all cut from one.
+
+    Read in several queries; a change committed meanwhile would mix two versions, so the
+    campaign's version is checked at the end and the whole read again (a few times at most)
+    when it moved.
     """
-    for _ in range(STATE_READS):
-        state = tournament_view(tournament=tournament, viewer=viewer, now=now)
-        if viewer.kind == "player" and viewer.player is not None:
-            army = viewer.player.army
-            # The table the player's army sits at now (meeting, peace, battle), if any.
-            state["battle"] = army_current_battle(
-                tournament=tournament, army_code=army.code if army else None
+    made = int(tournament.campaign.created_at.timestamp() * 1_000_000)
+    key = (tournament.pk, made, tournament.campaign.version)
+    kept = _readings.get(tournament.pk)
+    if kept is not None and kept.serves(key):
+        return kept
+    with _readings_guard:
+        lock = _reading_locks.setdefault(tournament.pk, threading.Lock())
+    with lock:
+        kept = _readings.get(tournament.pk)
+        if kept is not None and kept.serves(key):
+            return kept
+        for _ in range(STATE_READS):
+            reading = _Reading(
+                key=(tournament.pk, made, tournament.campaign.version),
+                tournament=tournament_reading(tournament=tournament, now=now),
+                battles=armies_current_battles(tournament=tournament),
+                read_at=time.monotonic(),
             )
-        current = (
-            Campaign.objects.filter(pk=tournament.campaign_id)
-            .values_list("version", flat=True)
-            .first()
-        )
-        if current == state["tournament"]["version"]:
-            break
-        tournament = Tournament.objects.select_related("campaign").get(pk=tournament.pk)
+            current = (
+                Campaign.objects.filter(pk=tournament.campaign_id)
+                .values_list("version", flat=True)
+                .first()
+            )
+            if current == tournament.campaign.version:
+                break
+            tournament = Tournament.objects.select_related("campaign").get(pk=tournament.pk)
+        kept = _readings.get(tournament.pk)
+        # Kept unless a newer version of the same campaign is kept already.
+        if kept is None or kept.key[:2] != reading.key[:2] or kept.key[2] <= reading.key[2]:
+            _readings[tournament.pk] = reading
+        return reading
+
+
+def _state_built(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
+    """The view, cut from the version's reading."""
+    reading = _reading_of(tournament, now)
+    state = tournament_view(
+        tournament=reading.tournament.tournament, viewer=viewer, now=now, reading=reading.tournament
+    )
+    if viewer.kind == "player" and viewer.player is not None:
+        army = viewer.player.army
+        # The table the player's army sits at now (meeting, peace, battle), if any.
+        state["battle"] = reading.battles.get(army.code) if army is not None else None
+    tournament = reading.tournament.tournament
     if viewer.kind == "judge" and tournament.phase in CHECK_IN_PHASES:
         # Issue 32: before the turns, who has opened his join link (or been marked present).
         state["checkin"] = tournament_checkin(tournament=tournament)

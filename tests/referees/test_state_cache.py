@@ -162,3 +162,21 @@ def test_readers_asking_at_once_for_a_view_not_kept_yet_wait_for_one_build(
     # The four that came while it was being built waited for it: still one build.
     assert calls == [1]
     assert {a["tournament"]["version"] for a in answers} == {built["tournament"]["version"]}
+
+
+def test_every_view_of_a_version_is_cut_from_one_reading(game24: Game) -> None:
+    """The first view of a version reads the tournament; every other view of it, whoever's,
+    is cut from that reading without a query (issue 33: 10-12 queries a view before)."""
+    tournament = game24.refresh()
+    players = list(tournament.players.select_related("army"))
+    now = timezone.now()
+    with CaptureQueriesContext(connection) as first:
+        tournament_state(tournament=tournament, viewer=Viewer.public(), now=now)
+    assert first.captured_queries, "the first view reads the tournament"
+    with CaptureQueriesContext(connection) as others:
+        for player in players:
+            state = tournament_state(
+                tournament=tournament, viewer=Viewer.of_player(player), now=now
+            )
+            assert state["viewer"]["player"]["id"] == player.pk
+    assert others.captured_queries == []
