@@ -11,6 +11,9 @@ What is ours here is only what comes before the processes run, and the ready lin
    --no-clock``, Daphne) on ``--asgi-ports``, one Celery worker (``--concurrency``) and
    exactly one Celery beat; restarts any that dies; keeps ``<dir>/logs/<name>.log``; and on
    SIGINT/SIGTERM stops the balancer, the ASGI processes, beat and the worker in that order.
+   Before that it lets the processes open as many files as a full league needs, as far as
+   the machine allows, and gives HAProxy the ``maxconn`` that fits (``files_limit_raise``,
+   ``balancer_maxconn``).
 3. supervisord's ``ready`` program (``python -m sl5r.cluster ready``) waits until the
    balancer, both ASGI processes and the worker answer, writes ``<dir>/cluster.json`` and
    prints ``cluster ready: balancer=… asgi=…``.
@@ -22,7 +25,7 @@ generated once and kept in ``<dir>/secret_key``; plain HTTP on 127.0.0.1, so
 127.0.0.2, the one address Django trusts for the client address it forwards.
 
     python -m sl5r.cluster [--dir var/cluster] [--port 8000] [--asgi-ports 8001,8002]
-                           [--no-demo] [--concurrency 2]
+                           [--no-demo] [--concurrency N (default: the cores, at least 2)]
     python -m sl5r.cluster stop [--dir var/cluster]     # as supervisorctl shutdown, and waits
     .venv/bin/supervisorctl -c deploy/supervisord.conf status    # with SL5R_CLUSTER_DIR set
 
@@ -35,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -51,6 +55,8 @@ from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from sl5r.cores import worker_concurrency_default
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 SUPERVISORD_CONF = BASE_DIR / "deploy" / "supervisord.conf"
 HAPROXY_CONF = BASE_DIR / "deploy" / "haproxy" / "haproxy.cfg"
@@ -65,6 +71,16 @@ BALANCER_SOURCE = "127.0.0.2"
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 # The programs of deploy/supervisord.conf that keep running (``ready`` exits when done).
 PROGRAMS = ("worker", "beat", "asgi-1", "asgi-2", "balancer")
+
+# HAProxy's client connections at once (deploy/haproxy/haproxy.cfg, "maxconn", says why this
+# many; tests/deploy checks the two agree), and the files it needs beside two per
+# connection: its listener, stats, health checks and each thread's poller (32 on two
+# cores, measured with "show info").
+BALANCER_MAXCONN = 16000
+BALANCER_FILES_RESERVE = 256
+# Open files each process of the cluster may have, as deploy/systemd's LimitNOFILE: HAProxy
+# two per connection, an ASGI process one per websocket and per connection.
+FILES_WANTED = 65536
 
 SERVICE_WAIT_SECONDS = 60.0  # for PostgreSQL or Redis started here to answer
 READY_SECONDS = 120.0  # for every process to answer after supervisord starts them
@@ -145,6 +161,36 @@ def ports_parse(text: str) -> list[int]:
     if taken:
         raise argparse.ArgumentTypeError(f"port {taken[0]} given twice")
     return ports
+
+
+def files_limit_raise(wanted: int = FILES_WANTED) -> int:
+    """Let this process, and so every process supervisord starts, open ``wanted`` files, or
+    as many as the machine allows; returns the hard limit they then share.
+
+    HAProxy raises its own limit to what its maxconn needs, which fails when that is above
+    the hard limit and it may not raise that (not root, or root in a container without
+    CAP_SYS_RESOURCE): it then refuses to start. Daphne raises nothing, and a shell's usual
+    soft limit of 1,024 would hold an ASGI process to about a thousand websockets. No hard
+    limit at all counts as ``wanted``.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    unlimited = resource.RLIM_INFINITY
+    if hard != unlimited and hard < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, wanted))
+            return wanted
+        except (ValueError, OSError):
+            pass  # not allowed: the hard limit stays, and what follows fits under it
+    target = wanted if hard == unlimited else min(wanted, hard)
+    if soft != unlimited and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return wanted if hard == unlimited else hard
+
+
+def balancer_maxconn(files: int) -> int:
+    """HAProxy's maxconn under a hard limit of ``files`` open files: ``BALANCER_MAXCONN``,
+    or the most that fits (two files a connection, and its own)."""
+    return max(1, min(BALANCER_MAXCONN, (files - BALANCER_FILES_RESERVE) // 2))
 
 
 def port_free() -> int:
@@ -368,8 +414,12 @@ def process_environment(
     port: int,
     asgi_ports: Sequence[int],
     concurrency: int,
+    maxconn: int = BALANCER_MAXCONN,
 ) -> dict[str, str]:
-    """``env`` with the variables deploy/supervisord.conf and haproxy.cfg read."""
+    """``env`` with the variables deploy/supervisord.conf and haproxy.cfg read.
+
+    ``maxconn`` is HAProxy's (``balancer_maxconn``), unless ``env`` names one.
+    """
     first, second = asgi_ports
     full = dict(env)
     full.setdefault("SL5R_TRUSTED_PROXIES", BALANCER_SOURCE)
@@ -387,6 +437,7 @@ def process_environment(
         SL5R_ASGI_2=f"{HOST}:{second}",
         SL5R_BALANCER_BIND=f"{HOST}:{port}",
         SL5R_BALANCER_SOURCE=full.get("SL5R_BALANCER_SOURCE") or BALANCER_SOURCE,
+        SL5R_BALANCER_MAXCONN=full.get("SL5R_BALANCER_MAXCONN", "").strip() or str(maxconn),
     )
     return full
 
@@ -437,8 +488,21 @@ def start(args: argparse.Namespace) -> int:
         env = cluster_environment(os.environ, secret_key=secret_key)
         port = args.port or port_free()
         asgi_ports = [p or port_free() for p in args.asgi_ports]
+        files = files_limit_raise()
+        maxconn = balancer_maxconn(files)
+        if maxconn < BALANCER_MAXCONN and not env.get("SL5R_BALANCER_MAXCONN", "").strip():
+            say(
+                f"HAProxy admits {maxconn} connections at once, not {BALANCER_MAXCONN}: a "
+                f"process here may open {files} files (ulimit -Hn), and it needs two a "
+                f'connection (docs/deployment.md, "The balancer")'
+            )
         env = process_environment(
-            env, directory=directory, port=port, asgi_ports=asgi_ports, concurrency=args.concurrency
+            env,
+            directory=directory,
+            port=port,
+            asgi_ports=asgi_ports,
+            concurrency=args.concurrency,
+            maxconn=maxconn,
         )
         services_ensure(env, directory, say)
         manage(env, directory, "migrate", "--noinput")
@@ -607,7 +671,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-demo", action="store_true", help="do not load the demo tournament")
     parser.add_argument(
-        "--concurrency", type=int, default=2, help="the Celery worker's processes (default 2)"
+        "--concurrency",
+        type=int,
+        default=worker_concurrency_default(),
+        help="the Celery worker's processes, each resolving one tournament at a time "
+        f"(default: one per core, at least 2; here {worker_concurrency_default()})",
     )
     args = parser.parse_args(argv)
     if not 0 <= args.port < 65536:

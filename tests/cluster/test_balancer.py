@@ -12,12 +12,14 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import resource
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
-from sl5r.cluster import supervisor
+from sl5r.cluster import FILES_WANTED, balancer_maxconn, supervisor
 from tests.cluster.conftest import Cluster, port_of, wait_until
 
 pytestmark = [
@@ -36,7 +38,15 @@ _addresses = (f"127.0.0.{n}" for n in itertools.count(10))
 
 @pytest.fixture(scope="module")
 def cluster(cluster_start: Callable[..., Cluster]) -> Iterator[Cluster]:
-    yield cluster_start(SL5R_RATE_LIMITS=f"joins={JOINS}/hour")
+    # Started as from a shell with the usual soft limit of 1,024 open files (the hard one
+    # unchanged): make cluster raises it for its processes.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 1024), hard))
+    try:
+        started = cluster_start(SL5R_RATE_LIMITS=f"joins={JOINS}/hour")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    yield started
 
 
 def join(port: int, source: str, headers: dict[str, str] | None = None) -> int:
@@ -190,3 +200,27 @@ def test_with_no_process_up_the_balancer_answers_a_clear_503_then_serves_again(
     assert page[:3] == (503, "text/html; charset=utf-8", "5")
     assert "The site is restarting" in page[3] and "Сайт перезапускается" in page[3]
     assert back, cluster.tails()
+
+
+def open_files_limit(pid: int) -> int:
+    """The soft "Max open files" of process ``pid``."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            return int(line.split()[3])
+    raise AssertionError(f"no open-file limit for pid {pid}")
+
+
+def test_the_balancer_and_the_asgi_processes_may_open_the_files_a_league_needs(
+    cluster: Cluster,
+) -> None:
+    """make cluster raises the file limit as far as this machine allows before supervisord
+    starts the processes, which inherit it: HAProxy has two files for each connection its
+    maxconn admits, and each ASGI process one per websocket (a shell's 1,024 would hold it
+    to about a thousand pages)."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    machine = FILES_WANTED if hard == resource.RLIM_INFINITY else hard
+
+    # Their pids now: a test before may have restarted them.
+    assert open_files_limit(cluster.pid("balancer")) >= 2 * balancer_maxconn(machine)
+    for name in ("asgi-1", "asgi-2"):
+        assert open_files_limit(cluster.pid(name)) >= min(FILES_WANTED, machine), name

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,14 @@ from pathlib import Path
 import pytest
 from supervisor.options import ServerOptions
 
-from sl5r.cluster import HAPROXY_CONF, PROGRAMS, SUPERVISORD_CONF, process_environment
+from sl5r.cluster import (
+    BALANCER_FILES_RESERVE,
+    BALANCER_MAXCONN,
+    HAPROXY_CONF,
+    PROGRAMS,
+    SUPERVISORD_CONF,
+    process_environment,
+)
 from tests.service_checks import require_service
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -55,6 +63,8 @@ def test_the_balancer_configuration_passes_haproxy_check_as_make_cluster_fills_i
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Configuration file is valid" in result.stdout
+    # Clean: HAProxy warns of what it would run differently than written.
+    assert "WARNING" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
 def test_the_balancer_configuration_passes_haproxy_check_as_a_server_fills_it() -> None:
@@ -63,6 +73,7 @@ def test_the_balancer_configuration_passes_haproxy_check_as_a_server_fills_it() 
     result = haproxy_check(env_file("balancer.env.example"))
 
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "WARNING" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
 def test_a_mistake_in_the_balancer_environment_is_caught_by_the_check() -> None:
@@ -148,3 +159,33 @@ def test_the_example_environment_files_name_only_settings_that_exist() -> None:
     ]
 
     assert unknown == []
+
+
+def limit_nofile(unit: Path) -> int:
+    found = re.findall(r"^LimitNOFILE=(\d+)$", unit.read_text(), re.MULTILINE)
+    assert len(found) == 1, f"{unit.name}: one LimitNOFILE"
+    return int(found[0])
+
+
+def test_the_units_give_the_balancer_and_the_asgi_processes_the_files_a_league_needs() -> None:
+    """haproxy.cfg's maxconn is the one make cluster sizes for; HAProxy needs two files a
+    connection (it refuses to start without them), and an ASGI process one per websocket
+    and connection, all of them while the other process restarts."""
+    maxconn = re.findall(
+        r'^\s*maxconn "\$\{SL5R_BALANCER_MAXCONN-(\d+)\}"$', HAPROXY_CONF.read_text(), re.MULTILINE
+    )
+
+    assert maxconn == [str(BALANCER_MAXCONN)]
+    haproxy_files = limit_nofile(SYSTEMD / "haproxy.service.d" / "sl5r.conf")
+    assert haproxy_files >= 2 * BALANCER_MAXCONN + BALANCER_FILES_RESERVE
+    assert limit_nofile(SYSTEMD / "sl5r-asgi@.service") >= BALANCER_MAXCONN
+
+
+def test_the_worker_unit_leaves_its_processes_to_the_app_default() -> None:
+    """Without --concurrency, sl5r/celery.py gives the worker a process per core (at least
+    two); a number written in the unit would hold a bigger machine to it."""
+    unit = (SYSTEMD / "sl5r-worker.service").read_text()
+    command = next(line for line in unit.splitlines() if line.startswith("ExecStart="))
+
+    assert " worker " in command
+    assert "--concurrency" not in command and " -c " not in command
