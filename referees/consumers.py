@@ -1,19 +1,21 @@
 """The live-update websocket of a tournament: ``ws/tournaments/<id>/``.
 
-A thin transport for the notifications of ``referees.events``: it says *that* something
-changed (the tournament's version, the kind of change, a turn number or phase) and never
-*what*; the page then fetches ``GET /api/tournaments/<id>/state``, where
-``tournament_state`` decides what the viewer may see (R1.1). Judges and players join the
-group ``tournament.<id>`` and nothing else. The public joins ``tournament.<id>.public``
-instead, whose messages also carry ``state``, the public state built once per change, so
-that hundreds of spectators need not all fetch the same thing; only a public socket ever
-forwards a ``state``.
+A thin transport for the events of ``referees.events``: the tournament's version, the kind
+of change, a turn number or phase, and the viewer's own state at that version (``state``,
+built by the process's hub for what this socket was admitted as: ``tournament_state`` decides
+what it may see, R1.1), or ``since``, the version this viewer's view is unchanged from. A
+page that cannot use a frame as it is (it missed a version) fetches
+``GET /api/tournaments/<id>/state``. The public's sockets share the public hub
+(``tournament.<id>.public``), judges' and players' the viewers' hub (``tournament.<id>``);
+no socket is itself a member of a group (``referees.fanout``). A pong carries the version
+the process last read (at most a second old), so that a page whose socket stayed open while
+an event was lost notices it at its next ping.
 
 Who is watching is decided as the API does (``referees.auth``): a ``?token=`` query
 parameter first (a player's join token or a judge's API key; the browser's websocket API
 cannot send an ``Authorization`` header), else the session (a judge signed in, or the
-player the device joined as), else the public. The identity only decides whether the
-connection is allowed: a player of another tournament is turned away.
+player the device joined as), else the public. The identity decides whether the connection
+is allowed (a player of another tournament is turned away) and whose view it is sent.
 
 Refusals are sent as close codes after the handshake, so that a browser can read them (a
 refused handshake only shows as 1006):
@@ -39,17 +41,20 @@ refuses the handshake otherwise.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-import time
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.http import HttpRequest
+from django.utils import translation
 
 from referees.access import (
     judge_key_user,
@@ -59,11 +64,11 @@ from referees.access import (
     user_is_active,
     user_judges,
 )
-from referees.events import tournament_group
-from referees.fanout import PublicHub, event_frame, hub_join, hub_leave
+from referees.fanout import PublicHub, Sight, hub_join, hub_leave
 from referees.kernel import TournamentError
 from referees.models import Tournament
 from referees.services import player_from_token
+from referees.state import View
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +80,6 @@ CLOSE_BAD_MESSAGE = 4400
 CLOSE_BAD_TOKEN = 4401
 CLOSE_OTHER_TOURNAMENT = 4403
 CLOSE_NO_TOURNAMENT = 4404
-
-# channels_redis forgets a group member after ``group_expiry`` (a day by default); a
-# connection that pings rejoins its group long before that.
-REJOIN_SECONDS = 3600.0
 
 # Group changes in flight at once, per event loop (per server process). redis-py's pool
 # refuses a command beyond its ``max_connections`` (100 by default) with "Too many
@@ -100,11 +101,17 @@ def _group_gate() -> asyncio.Semaphore:
 
 @dataclass(frozen=True)
 class Admission:
-    """The outcome of a connection attempt: a viewer kind and the version, or a close code."""
+    """The outcome of a connection attempt: a viewer kind and the version, or a close code;
+    for a judge his account, for a player who he is (his view is built for him alone)."""
 
     viewer: str = ""
     version: int = 0
     refused: int | None = None
+    who: int | None = None
+    nonce: str = ""
+    role: str = ""
+    clan: str = ""
+    army: str | None = None
 
 
 def _query_token(scope: Mapping[str, Any]) -> str | None:
@@ -143,12 +150,60 @@ def admit(scope: Mapping[str, Any], tournament_id: int) -> Admission:
         player = player_from_session(session) if session is not None else None
 
     if user is not None and user_judges(user, tournament):
-        return Admission(viewer="judge", version=version)
+        return Admission(viewer="judge", version=version, who=user.pk)
     if player is not None:
         if player.tournament_id != tournament.pk:
             return Admission(refused=CLOSE_OTHER_TOURNAMENT)
-        return Admission(viewer="player", version=version)
+        return Admission(
+            viewer="player",
+            version=version,
+            who=player.pk,
+            nonce=player.token_nonce,
+            role=player.role,
+            clan=player.clan,
+            army=player.army.code if player.army is not None else None,
+        )
     return Admission(viewer="public", version=version)
+
+
+def scope_language(scope: Mapping[str, Any]) -> str:
+    """The language the socket's page is in, as Django's LocaleMiddleware would choose it
+    for a request with the same headers (the language cookie, then Accept-Language): the
+    views the socket is sent are written in it."""
+    request = HttpRequest()
+    headers = dict(scope.get("headers") or ())
+    request.META["HTTP_ACCEPT_LANGUAGE"] = headers.get(b"accept-language", b"").decode("latin-1")
+    cookies = SimpleCookie()
+    with contextlib.suppress(Exception):  # a malformed cookie header: no cookies
+        cookies.load(headers.get(b"cookie", b"").decode("latin-1"))
+    request.COOKIES = {name: morsel.value for name, morsel in cookies.items()}
+    return translation.get_language_from_request(request)
+
+
+# How long a process answers pings with the version it last read, per tournament (s): a
+# missed event is noticed within a ping and this; at most one query a second per tournament.
+VERSION_FRESH_SECONDS = 1.0
+_versions: dict[int, tuple[float, int]] = {}
+_version_reads: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def version_recent(tournament_id: int) -> int:
+    """The tournament's version, read at most ``VERSION_FRESH_SECONDS`` ago (a pong says it,
+    so that a page that missed an event fetches the state: issue 33)."""
+    loop = asyncio.get_running_loop()
+    kept = _versions.get(tournament_id)
+    if kept is not None and loop.time() - kept[0] < VERSION_FRESH_SECONDS:
+        return kept[1]
+    locks = _version_reads.setdefault(loop, {})
+    async with locks.setdefault(tournament_id, asyncio.Lock()):
+        kept = _versions.get(tournament_id)
+        if kept is not None and loop.time() - kept[0] < VERSION_FRESH_SECONDS:
+            return kept[1]
+        version = await database_sync_to_async(campaign_version)(tournament_id)
+        _versions[tournament_id] = (loop.time(), version)
+        return version
 
 
 def campaign_version(tournament_id: int) -> int:
@@ -166,8 +221,8 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
 
     group: str | None = None
     hub: PublicHub | None = None
-    joined_at: float = 0.0
     viewer: str = ""
+    tournament_id: int = 0
 
     async def connect(self) -> None:
         tournament_id: int = self.scope["url_route"]["kwargs"]["tournament_id"]
@@ -179,21 +234,27 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         if admission.refused is not None:
             await self.close(code=admission.refused)
             return
-        if admission.viewer == "public":
-            # The hub sends this socket its events once it is ready (after hello).
+        sight = None
+        if admission.viewer != "public":
+            view = View(
+                kind=admission.viewer,
+                who=admission.who,
+                language=scope_language(self.scope),
+                nonce=admission.nonce,
+            )
+            sight = Sight(view=view, role=admission.role, clan=admission.clan, army=admission.army)
+        # The hub (public, or the judges' and players' one) sends this socket its events
+        # once it is ready (after hello).
+        async with _group_gate():
             self.hub = await hub_join(
                 layer=self.channel_layer,
                 tournament_id=tournament_id,
                 key=id(self),
                 send=self.base_send,
+                sight=sight,
             )
-            self.group = self.hub.group
-        else:
-            group = tournament_group(tournament_id)
-            async with _group_gate():
-                await self.channel_layer.group_add(group, self.channel_name)
-            self.group = group
-        self.joined_at = time.monotonic()
+        self.group = self.hub.group
+        self.tournament_id = tournament_id
         self.viewer = admission.viewer
         try:
             version = await database_sync_to_async(campaign_version)(tournament_id)
@@ -213,10 +274,8 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         hub, self.hub = self.hub, None
         try:
             if hub is not None:
-                await hub_leave(hub=hub, key=id(self))
-                return
-            async with _group_gate():
-                await self.channel_layer.group_discard(group, self.channel_name)
+                async with _group_gate():
+                    await hub_leave(hub=hub, key=id(self))
         except Exception:  # the socket is going anyway; the layer expires the member
             log.warning("could not leave %s", group, exc_info=True)
 
@@ -246,15 +305,8 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         if not isinstance(content, dict) or content.get("type") != "ping":
             await self.refuse(CLOSE_BAD_MESSAGE)
             return
-        if self.hub is None and time.monotonic() - self.joined_at > REJOIN_SECONDS:
-            async with _group_gate():
-                await self.channel_layer.group_add(self.group, self.channel_name)
-            self.joined_at = time.monotonic()
-        await self.send_json({"type": "pong"})
-
-    async def tournament_event(self, event: dict[str, Any]) -> None:
-        """A ``tournament.event`` from ``tournament.<id>``: forward its public fields, nothing
-        else, and never a state (public sockets get theirs from the hub, not here)."""
-        if self.group is None or not self.viewer:
-            return  # refused or closing: the group message raced the close
-        await self.send(text_data=event_frame(event, public=False))
+        try:
+            version: int | None = await version_recent(self.tournament_id)
+        except Exception:  # the database is away: the pong still says the socket is alive
+            version = None
+        await self.send_json({"type": "pong", "version": version})

@@ -1,28 +1,24 @@
-"""Live notifications, sent only after the transaction that made the change commits.
+"""Live events, sent only after the transaction that made the change commits.
 
-An event is a notification, not the state: it carries the tournament's version and what
-kind of change happened, and a client that sees a gap in versions (or reconnects) fetches
-the state again over HTTP. The channel layer may drop a message; nothing depends on it.
+An event carries the tournament's version and what kind of change happened; each socket is
+then sent its own view of the new version by its process's hub (``referees.fanout``), and a
+client that sees a gap in versions (or reconnects) fetches the state again over HTTP. The
+channel layer may drop a message; nothing depends on it.
 
-The payload is safe by construction. Every watcher of a tournament (judges, players of any
-role, the public display) is in the same group and receives the same message, so the
-message must not say anything that R1.1 hides from somebody: a General whose clan has a
-Daimyo may not learn where other armies are or which clan just gave an order. Only
-``version``, ``kind``, ``turn`` and ``phase`` are ever sent; whatever else a service passes
-(an army code, a clan, a province) is dropped here, in the one function that sends, rather
-than trusted to every caller. What a viewer may see is then fetched through
-``tournament_state``, the single place visibility is decided.
+What a socket is sent is safe by construction: ``version``, ``kind``, ``turn`` and ``phase``
+(whatever else a service passes, an army code, a clan, a province, is dropped here, in the
+one function that sends, rather than trusted to every caller), and a view built by
+``tournament_state`` for the socket's own reader, the single place visibility is decided
+(R1.1). The message to the judges' and players' group also carries ``route``: the kinds of
+change and the armies, clans or players concerned, which the hubs read to tell whose view
+changed and which no socket is ever sent.
 
-One exception, for speed: the public (the big screen, anonymous pages) all see the same
-state, so hundreds of them fetching it after a turn resolves cost hundreds of identical
-requests. Public sockets are therefore served through a second group,
-``tournament.<id>.public``, of which each server process is one member
-(``referees.fanout``: it writes one frame to all its local public sockets), and the
-message sent there carries, besides the same fields, ``state_json``: ``tournament_state``
-for ``Viewer.public()`` as JSON text, built once per change in the on-commit callback, which
-goes into the sockets' frame as ``state`` without being decoded. Judges and
-players (whose states differ per viewer) are only in ``tournament.<id>`` and never get a
-``state``; no socket is in both groups.
+The public (the big screen, anonymous pages) all see the same state, so it is built once
+per change, here in the on-commit callback, and sent to the public group
+``tournament.<id>.public`` as ``state_json`` (JSON text, which goes into the sockets' frame
+as ``state`` without being decoded). Judges' and players' views differ per viewer; their
+group ``tournament.<id>`` gets the event and its route, and each process builds the views
+its own sockets need.
 """
 
 from __future__ import annotations
@@ -30,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -108,21 +105,45 @@ def event_payload(*, version: int, kind: str, **data: Any) -> dict[str, Any]:
 NOT_PUBLIC_KINDS = frozenset({"order", "instruction", "call", "checkin"})
 
 
+def event_route(kinds: Sequence[str], data: Mapping[str, Any]) -> dict[str, Any]:
+    """What the judges' and players' hubs (``referees.fanout.ViewerHub``) need to tell whose
+    view a change touched: every kind of change in it, and the armies, clans or players it
+    concerns (an order's, an instruction's clan, a call's caller). Read by the server only:
+    no frame a socket receives carries it."""
+    route: dict[str, Any] = {"kinds": [str(k) for k in kinds]}
+    for name in ("armies", "clans", "players"):
+        value = data.get(name)
+        if isinstance(value, list):
+            route[name] = list(value)
+    return route
+
+
 @receiver(tournament_changed, dispatch_uid="referees.events.event_send")
 def event_send(
-    *, tournament_id: int, version: int, kind: str, data: dict[str, Any], **_: Any
+    *,
+    tournament_id: int,
+    version: int,
+    kind: str,
+    data: dict[str, Any],
+    kinds: Sequence[str] = (),
+    **_: Any,
 ) -> None:
     """Announce a committed change to everyone watching the tournament.
 
     The kernel sends ``tournament_changed`` once per unit of work, after its commit. Only
-    ``turn`` and ``phase`` of ``data`` are broadcast: judges and players get just that; the
-    public group gets the same plus the public state, built here once for all its sockets.
+    ``turn`` and ``phase`` of ``data`` are broadcast: judges and players get just that (and
+    their own views, which their process's hub builds, issue 33); the public group gets the
+    same plus the public state, built here once for all its sockets.
     """
     message = event_payload(version=version, kind=kind, **data)
     layer = get_channel_layer()
     if layer is None:
         return
-    _group_send(layer, tournament_group(tournament_id), message)
+    _group_send(
+        layer,
+        tournament_group(tournament_id),
+        {**message, "route": event_route(kinds or (kind,), data)},
+    )
     if kind in NOT_PUBLIC_KINDS:
         return
     public = dict(message)

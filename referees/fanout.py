@@ -20,18 +20,35 @@ Order: a socket registered by ``PublicHub.join`` receives frames only after it w
 Slow readers: Daphne's ``send`` never waits on the network (Twisted's transport buffers),
 so one slow or dead socket delays no other; a socket whose ``send`` fails is dropped from
 the hub. A hub with no socket left leaves the group and is forgotten.
+
+Judges and players (issue 33): the same, with ``ViewerHub`` in ``tournament.<id>``. At a
+league's deadline every socket of a process was a member of its tournament's group, so
+channels_redis pushed one copy of each event per socket into the one Redis list all of a
+process's channels share (capacity 100): hundreds of sockets missed ``turn_resolved``, and
+each page then fetched its state over HTTP. Now a process joins once per tournament; for
+each event the hub works out which of its sockets' views the change touched (``Sight``,
+``view_changed``), has each such view built once (``referees.state.views_json``: every
+view of a version is cut from one reading) and sends it in the frame (``state``); the
+others get ``since``: the version their view is unchanged from, so that a page holding it
+just moves its version on (an order touches the judges', its General's and his Daimyo's
+views only). A view is built for the socket's own viewer, by what it was admitted as
+(R1.1); a page that cannot take the frame as it is (a missed version) fetches the state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from asgiref.typing import ASGISendCallable, WebSocketSendEvent
 
-from referees.events import EVENT_TYPE, PUBLIC_FIELDS, tournament_public_group
+from referees.events import EVENT_TYPE, PUBLIC_FIELDS, tournament_group, tournament_public_group
+from referees.state import View, ViewBuilt, views_json
 
 log = logging.getLogger(__name__)
 
@@ -75,23 +92,70 @@ def event_frame(event: dict[str, Any], *, public: bool) -> str:
     return head
 
 
+@dataclass(frozen=True)
+class Sight:
+    """Whose view a judge's or player's socket gets, and what routes a change to it: the
+    player's role, clan and army as of his last view."""
+
+    view: View
+    role: str = ""
+    clan: str = ""
+    army: str | None = None
+
+
+# Changes whose effect on the judges' and players' views their route tells (see
+# ``view_changed``); any other may change any view.
+NARROW_KINDS = frozenset({"order", "instruction", "call", "checkin"})
+
+
+def view_changed(sight: Sight, route: Mapping[str, Any]) -> bool:
+    """Whether a change (its ``route``: the kinds of change, and the armies, clans and
+    players it concerns) may have changed ``sight``'s view. In doubt, yes.
+
+    An order changes the orders a view lists: every one for a judge, the clan's for its
+    Daimyo, his own army's for a General (R1.1; a Karo sees none). An instruction changes
+    its clan's players' views, a call its caller's, a check-in none but the judges'.
+    """
+    kinds = set(route.get("kinds") or ())
+    if len(kinds) != 1 or not kinds <= NARROW_KINDS:
+        return True  # several changes at once, or one that any view may show
+    if sight.view.kind != "player":
+        return True  # judges see every one of them
+    kind = kinds.pop()
+    if kind == "order":
+        if sight.army is not None and sight.army in route.get("armies", ()):
+            return True
+        return sight.role == "daimyo" and sight.clan in route.get("clans", ())
+    if kind == "instruction":
+        return "clans" not in route or sight.clan in route["clans"]
+    if kind == "call":
+        return "players" not in route or sight.view.who in route["players"]
+    return False  # a check-in
+
+
 class Member:
-    """One local public socket: its ASGI ``send``, and the frames held until its hello."""
+    """One local socket: its ASGI ``send``, the frames held until its hello, and (judges
+    and players) whose view it gets."""
 
-    __slots__ = ("held", "send")
+    __slots__ = ("held", "send", "sight")
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, sight: Sight | None = None) -> None:
         self.send = send
         self.held: list[str] | None = []  # None once ready
+        self.sight = sight
 
 
 class PublicHub:
     """The public sockets of one tournament in this process, on one channel layer."""
 
+    @staticmethod
+    def group_of(tournament_id: int) -> str:
+        return tournament_public_group(tournament_id)
+
     def __init__(self, layer: Any, tournament_id: int) -> None:
         self.layer = layer
         self.tournament_id = tournament_id
-        self.group = tournament_public_group(tournament_id)
+        self.group = self.group_of(tournament_id)
         self.members: dict[int, Member] = {}
         self.channel = ""
         self.joined: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -135,11 +199,17 @@ class PublicHub:
                 continue
             self.received += 1
             if message.get("type") == EVENT_TYPE:
-                await self.broadcast(event_frame(message, public=True))
+                await self.on_event(message)
 
-    async def broadcast(self, frame: str) -> None:
+    async def on_event(self, message: dict[str, Any]) -> None:
+        await self.broadcast(event_frame(message, public=True))
+
+    async def broadcast(self, frame: str, keys: list[int] | None = None) -> None:
+        """``frame`` to every socket (or those of ``keys``) ready for it; held for the
+        others until their hello."""
         sent = 0
-        for key, member in list(self.members.items()):
+        chosen = self.members.items() if keys is None else self._chosen(keys)
+        for key, member in list(chosen):
             if member.held is not None:
                 member.held.append(frame)
                 continue
@@ -151,6 +221,9 @@ class PublicHub:
             sent += 1
             if sent % SENDS_BETWEEN_YIELDS == 0:
                 await asyncio.sleep(0)
+
+    def _chosen(self, keys: list[int]) -> list[tuple[int, Member]]:
+        return [(key, self.members[key]) for key in keys if key in self.members]
 
     async def ready(self, key: int) -> None:
         """The socket said hello: send what arrived meanwhile, then every frame as it comes."""
@@ -175,25 +248,84 @@ class PublicHub:
                 log.warning("could not leave %s", self.group, exc_info=True)
 
 
-_hubs: dict[tuple[asyncio.AbstractEventLoop, Any, int], PublicHub] = {}
+class ViewerHub(PublicHub):
+    """The judges' and players' sockets of one tournament in this process: each gets its
+    own view, built once per version whoever else holds it (see the module docstring)."""
+
+    @staticmethod
+    def group_of(tournament_id: int) -> str:
+        return tournament_group(tournament_id)
+
+    async def on_event(self, message: dict[str, Any]) -> None:
+        route = message.get("route")
+        route = route if isinstance(route, dict) else {}
+        changed: dict[View, list[int]] = {}
+        unchanged: list[int] = []
+        for key, member in self.members.items():
+            if member.sight is None:
+                continue
+            if view_changed(member.sight, route):
+                changed.setdefault(member.sight.view, []).append(key)
+            else:
+                unchanged.append(key)
+        head = event_frame(message, public=False)
+        built: Mapping[View, ViewBuilt | None] = {}
+        if changed:
+            try:
+                built = await asyncio.get_running_loop().run_in_executor(
+                    None,
+                    functools.partial(
+                        views_json, tournament_id=self.tournament_id, views=list(changed)
+                    ),
+                )
+            except Exception:  # the pages fetch the state as before
+                log.warning("could not build the views of %s", self.group, exc_info=True)
+        for view, keys in changed.items():
+            done = built.get(view)
+            if done is None:
+                await self.broadcast(head, keys)
+                continue
+            for key in keys:  # his role, clan or army may have changed with this version
+                seated = self.members.get(key)
+                if seated is not None and seated.sight is not None:
+                    seated.sight = replace(
+                        seated.sight, role=done.role, clan=done.clan, army=done.army
+                    )
+            await self.broadcast(_spliced(head, "state", done.json), keys)
+        if unchanged:
+            since = int(message["version"]) - 1
+            await self.broadcast(_spliced(head, "since", str(since)), unchanged)
 
 
-def hub_of(layer: Any, tournament_id: int) -> PublicHub | None:
-    """This process's hub of the tournament on ``layer``, if any socket is in it."""
-    return _hubs.get((asyncio.get_running_loop(), layer, tournament_id))
+def _spliced(head: str, name: str, value: str) -> str:
+    """``head`` (a JSON object's text) with ``name`` set to ``value`` (JSON text)."""
+    return f'{head[:-1]},"{name}":{value}}}'
 
 
-async def hub_join(*, layer: Any, tournament_id: int, key: int, send: Send) -> PublicHub:
-    """Register a public socket (``key``: unique while it is open); returns once the hub is
-    in the group, so that any event committed after this is delivered to the socket.
+_hubs: dict[tuple[asyncio.AbstractEventLoop, Any, int, type[PublicHub]], PublicHub] = {}
+
+
+def hub_of(layer: Any, tournament_id: int, kind: type[PublicHub] = PublicHub) -> PublicHub | None:
+    """This process's hub of the tournament on ``layer`` (public, or ``ViewerHub``), if
+    any socket is in it."""
+    return _hubs.get((asyncio.get_running_loop(), layer, tournament_id, kind))
+
+
+async def hub_join(
+    *, layer: Any, tournament_id: int, key: int, send: Send, sight: Sight | None = None
+) -> PublicHub:
+    """Register a socket (``key``: unique while it is open): a public one, or with its
+    ``sight`` a judge's or player's. Returns once the hub is in the group, so that any
+    event committed after this is delivered to the socket.
 
     Raises what the layer raised if the hub could not join the group.
     """
-    index = (asyncio.get_running_loop(), layer, tournament_id)
+    kind: type[PublicHub] = PublicHub if sight is None else ViewerHub
+    index = (asyncio.get_running_loop(), layer, tournament_id, kind)
     hub = _hubs.get(index)
     if hub is None:
-        hub = _hubs[index] = PublicHub(layer, tournament_id)
-        hub.members[key] = Member(send)
+        hub = _hubs[index] = kind(layer, tournament_id)
+        hub.members[key] = Member(send, sight)
         try:
             await hub.start()
         except BaseException:
@@ -201,7 +333,7 @@ async def hub_join(*, layer: Any, tournament_id: int, key: int, send: Send) -> P
                 del _hubs[index]
             raise
         return hub
-    hub.members[key] = Member(send)
+    hub.members[key] = Member(send, sight)
     try:
         await asyncio.shield(hub.joined)
     except BaseException:
@@ -215,7 +347,7 @@ async def hub_leave(*, hub: PublicHub, key: int) -> None:
     hub.members.pop(key, None)
     if hub.members:
         return
-    index = (asyncio.get_running_loop(), hub.layer, hub.tournament_id)
+    index = (asyncio.get_running_loop(), hub.layer, hub.tournament_id, type(hub))
     if _hubs.get(index) is hub:
         del _hubs[index]
     await hub.close()

@@ -25,20 +25,26 @@ it rather than build it again (``_building``).
 
 from __future__ import annotations
 
+import json
+import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import close_old_connections
 from django.utils import timezone, translation
 
 from battles.selectors import armies_current_battles
+from referees.access import user_judges
 from referees.checkin import CHECK_IN_PHASES, tournament_checkin
-from referees.models import Tournament
+from referees.models import Player, Tournament
 from referees.selectors import (
     TournamentReading,
     Viewer,
@@ -195,3 +201,86 @@ def _state_built(*, tournament: Tournament, viewer: Viewer, now: datetime) -> di
         # Issue 32: before the turns, who has opened his join link (or been marked present).
         state["checkin"] = tournament_checkin(tournament=tournament)
     return state
+
+
+# --- The views a live update carries (referees.fanout) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class View:
+    """A socket's view: a judge's (``who``: his account), a player's (``who``: the player,
+    ``nonce``: his join link's when the socket was admitted) or the public's, in a
+    language."""
+
+    kind: str
+    who: int | None = None
+    language: str = "en"
+    nonce: str = ""
+
+
+@dataclass(frozen=True)
+class ViewBuilt:
+    """A view as JSON text, and the player's role, clan and army it was built for."""
+
+    json: str
+    role: str = ""
+    clan: str = ""
+    army: str | None = None
+
+
+def views_json(*, tournament_id: int, views: Sequence[View]) -> dict[View, ViewBuilt | None]:
+    """Each of ``views`` of the tournament now, as ``GET …/state`` would answer its reader.
+
+    None for a view whose reader is no longer what the socket was admitted as (a join link
+    reissued or revoked, a judge removed): the page fetches the state and is answered as
+    it now is. Runs in a worker thread of the server (``referees.fanout``), so it keeps no
+    broken database connection.
+    """
+    close_old_connections()
+    try:
+        tournament = Tournament.objects.select_related("campaign").filter(pk=tournament_id).first()
+        if tournament is None:
+            return {}
+        ids = [v.who for v in views if v.kind == "player" and v.who is not None]
+        players = {
+            p.pk: p
+            for p in Player.objects.filter(tournament=tournament, pk__in=ids).select_related("army")
+        }
+        judges = {v.who for v in views if v.kind == "judge" and v.who is not None}
+        users = {u.pk: u for u in get_user_model().objects.filter(pk__in=judges)}
+        now = timezone.now()
+        built: dict[View, ViewBuilt | None] = {}
+        for view in views:
+            viewer = _viewer_of(view, tournament, players, users)
+            if viewer is None:
+                built[view] = None
+                continue
+            with translation.override(view.language):
+                state = tournament_state(tournament=tournament, viewer=viewer, now=now)
+            me = state["viewer"]["player"] or {}
+            built[view] = ViewBuilt(
+                json=json.dumps(state, cls=DjangoJSONEncoder, separators=(",", ":")),
+                role=str(me.get("role", "")),
+                clan=str(me.get("clan", "")),
+                army=me.get("army"),
+            )
+        return built
+    finally:
+        close_old_connections()
+
+
+def _viewer_of(
+    view: View,
+    tournament: Tournament,
+    players: Mapping[int, Player],
+    users: Mapping[Any, Any],
+) -> Viewer | None:
+    if view.kind == "public":
+        return Viewer.public()
+    if view.kind == "judge":
+        user = users.get(view.who)
+        return Viewer.judge() if user_judges(user, tournament) else None
+    player = players.get(view.who) if view.who is not None else None
+    if player is None or not secrets.compare_digest(player.token_nonce, view.nonce):
+        return None
+    return Viewer.of_player(player)

@@ -214,7 +214,14 @@ if REDIS_URL:
                         # fails as fast as before.
                         "retry": Retry(NoBackoff(), 1),
                     }
-                ]
+                ],
+                # channels_redis keeps every channel of a process in one Redis list, and
+                # ``capacity`` bounds that list: at 100 (the default) a league's deadline
+                # overflowed it and events were dropped (issue 33). A process now takes one
+                # message per event per tournament it serves (referees.fanout), small
+                # (no state), so thousands fit in a few MB; an overflow is still logged by
+                # channels_redis ("... channels over capacity in group ...").
+                "capacity": 5000,
             },
         },
     }

@@ -90,7 +90,7 @@ def judge_call_make(*, player: Player, reason: str, text: str, now: datetime) ->
         province=province or None,
         battle=call.battle,
     )
-    announce(tournament, "call")
+    announce(tournament, "call", players=[call.player_id])
     return call
 
 
@@ -134,7 +134,7 @@ def judge_call_take(*, tournament_id: int, call_id: int, actor: Actor, now: date
         call=call.pk,
         player=call.player_id,
     )
-    announce(tournament, "call")
+    announce(tournament, "call", players=[call.player_id])
     return call
 
 
@@ -162,7 +162,7 @@ def judge_call_close(
         player=call.player_id,
         note=note,
     )
-    announce(tournament, "call")
+    announce(tournament, "call", players=[call.player_id])
     return call
 
 
@@ -189,5 +189,5 @@ def judge_call_withdraw(*, player: Player, now: datetime) -> JudgeCall:
         call=call.pk,
         player=player.pk,
     )
-    announce(tournament, "call")
+    announce(tournament, "call", players=[call.player_id])
     return call

@@ -129,5 +129,5 @@ def instruction_send(
         to=recipient.pk if recipient else None,
         text=text,
     )
-    announce(tournament, "instruction")
+    announce(tournament, "instruction", clans=[player.clan])
     return instruction

@@ -169,7 +169,10 @@ def _orders_announce(tournament: Tournament, frame: Frame, stored: list[Order]) 
     exact once it commits."""
     before = tournament.campaign.version
     last = stored[-1].army
-    announce(tournament, "order", army=last.code, clan=last.clan)
+    # Whose views the orders change (referees.fanout: judges, these Generals, their Daimyo).
+    armies = sorted({o.army.code for o in stored})
+    clans = sorted({o.army.clan for o in stored})
+    announce(tournament, "order", army=last.code, clan=last.clan, armies=armies, clans=clans)
     after = tournament.campaign.version
     transaction.on_commit(lambda: frame.orders_committed(stored, before=before, after=after))
 

@@ -263,11 +263,14 @@ for (const select of document.querySelectorAll(".js-swap select")) {
         { on_swap: select.value },
       );
       showMessage("ok", S["swap-saved"]);
+      select.blur();
+      await refresh();
     } catch (error) {
       showMessage("error", errorText(S, error));
+      select.blur();
+      // Refused: no event comes, and the select must show the stored choice again.
+      await page.refresh({ evenLive: true });
     }
-    select.blur();
-    await refresh();
   });
 }
 if (ui.showOrders) ui.showOrders.addEventListener("change", render);

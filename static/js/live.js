@@ -11,11 +11,12 @@
 //   setInterval(() => show(remainingSeconds(lastState, lastOffset)), 250);
 //   live.close();
 //
-// The socket only says that something changed (a version, a kind, maybe a turn or phase);
-// what this viewer may see comes from GET /api/tournaments/<id>/state. For the public (the
-// big screen, anonymous pages) an event also carries `state`, the public state built once
-// by the server for all of them: it is used as is, without a fetch. Events may be lost, so
-// the state is also fetched again on every reconnect and every 30 seconds.
+// An event says that something changed (a version, a kind, maybe a turn or phase) and
+// brings this viewer's new state (`state`, built by the server for what this socket was
+// admitted as), or says that nothing this viewer sees changed since a version (`since`);
+// otherwise, and whenever a version was missed, the state comes from
+// GET /api/tournaments/<id>/state. A pong carries the server's version, so a lost event is
+// noticed at the next ping; the state is also fetched on every reconnect and every 30 s.
 //
 // "live" is a promise to the player that what he sends reaches the judge and that what he
 // sees is current, so it is only reported while the socket is open and the server was heard
@@ -26,7 +27,7 @@
 
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000];
 const SAFETY_NET_MS = 30000;
-const PING_MS = 5000;
+const PING_MS = 4000; // with the pong's version, a lost event is noticed within about 5 s
 const STALE_MS = 12000; // two pings unanswered, and a little slack for a slow server
 const CHECK_MS = 1000;
 const REFETCH_LIMIT = 5; // fetches in a row while the state is older than a version heard of
@@ -146,8 +147,27 @@ export function connectLive({
       if (message.version < version) version = -1; // then take whatever state comes next
       if (message.version !== version || connectedBefore) refresh();
       connectedBefore = true;
+    } else if (message.type === "pong") {
+      // The version the server last read: higher than ours means an event was lost, or is
+      // on its way (at a deadline the pong may overtake it). Give it a moment to arrive
+      // with our state before fetching one.
+      if (Number.isInteger(message.version) && message.version > version) {
+        heard = Math.max(heard, message.version);
+        if (!catchUpTimer) {
+          catchUpTimer = setTimeout(() => {
+            catchUpTimer = null;
+            if (version < heard) refresh();
+          }, CATCH_UP_MS);
+        }
+      }
     } else if (message.type === "event" && message.version > version) {
       heard = Math.max(heard, message.version);
+      if (message.since === version && !fetching) {
+        // Nothing this viewer sees changed since the version we hold (another clan's
+        // order, say): the state stands for the new version too.
+        version = message.version;
+        return;
+      }
       const state = message.state;
       if (state?.tournament?.version >= version && state.tournament.clock?.server_time) {
         // Built by the server when the change committed, sent a moment ago: its

@@ -244,8 +244,9 @@ export async function fetchState(tournamentId) {
  * countdown from the server's clock (`urgent`: warn in the last minute), and the live
  * connection. `onState(state)` gets every new state. `onChange({live, over})` is called when
  * the connection comes or goes and when the turn's deadline passes, so that the page can
- * close or warn its order controls. `refresh()` fetches the state at once, after the page
- * has changed something; a failure is left to the live connection.
+ * close or warn its order controls. `refresh()`, after the page has changed something,
+ * fetches the state at once when the live connection is down (live, the change's event
+ * brings it); a failure is left to the live connection.
  */
 export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChange = () => {} }) {
   const $ = (id) => document.getElementById(id);
@@ -304,7 +305,11 @@ export function startPlayerPage({ tournamentId, svg, S, urgent, onState, onChang
     isOver: () => over,
     // The seconds the countdown shows now, by the server's clock (alarm.js, issue 32).
     secondsLeft: () => remainingSeconds(current, offsetMs),
-    async refresh() {
+    async refresh({ evenLive = false } = {}) {
+      // Live, the change the page just made comes back with its event, this viewer's new
+      // state in it (issue 33: at a deadline, a fetch after every order doubled the load).
+      // A refused change brings no event: the page asks with evenLive to undo its controls.
+      if (live && !evenLive) return;
       try {
         received(await fetchState(tournamentId), { serverOffsetMs: offsetMs });
       } catch (_error) {

@@ -47,7 +47,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 WATCHER = "unicorn-2"  # in Unicorn Shinjo
 SEATED_WITH_HIM = "lion-1"  # rides into Unicorn Shinjo: his table
-EVENT_FIELDS = {"type", "version", "kind", *PUBLIC_FIELDS}  # hello, event (pong: none sent)
+EVENT_FIELDS = {"type", "version", "kind", *PUBLIC_FIELDS}  # hello, event, pong
 TURN_1 = {
     "lion-1": ["unicorn-shinjo"],
     "dragon-1": ["lion-akodo"],
@@ -284,14 +284,17 @@ def test_r1_1_a_general_under_a_daimyo_learns_no_other_armys_position(
     held, empty = played["probes"].values()
     assert held == empty, played["probes"]  # the same status and the same fields
     assert held[0] == 200, played["probes"]
-    # his sockets were told that things changed, and nothing else
+    # his sockets were told that things changed, with his own view (or that it had not
+    # changed: ``since``), and nothing else: no other army's code in any frame
     for identity, frames in watcher.frames.items():
         assert frames, identity
         for frame in frames:
             message = json.loads(frame)
-            allowed = EVENT_FIELDS | ({"state"} if identity == "nobody" else set())
+            allowed = EVENT_FIELDS | {"state", "since"}
             assert set(message) <= allowed, (identity, message)
             assert codes_in(frame, others) == set(), (identity, frame)
+            if "state" in message and identity != "nobody":
+                assert [a["id"] for a in message["state"]["armies"]] == [WATCHER]
     assert _version(watcher.frames["token"]) >= played["latest"]
     assert _version(watcher.frames["session"]) >= played["latest"]
     assert any('"turn_resolved"' in frame for frame in watcher.frames["nobody"])

@@ -232,8 +232,12 @@ def test_r7_r8_every_step_of_a_battle_is_announced_through_redis_with_a_newer_ve
         versions = [v for _, v in kinds]
         assert versions == sorted(versions) and len(set(versions)) == len(versions)
         assert versions[-1] == table.state()["tournament"]["version"]
-        # Only what anyone may know travels: no army, clan or province (referees/events.py).
-        assert all(set(e) <= {"type", "version", "kind", "turn", "phase"} for e in received)
+        # Only what anyone may know travels, and the route its hubs read (referees/events.py):
+        # no army, clan or province but an order's, which no socket is sent.
+        assert all(
+            set(e) <= {"type", "version", "kind", "turn", "phase", "route"} for e in received
+        )
+        assert [sorted(e["route"]) for e in received[1:]] == [["kinds"]] * 3
     finally:
         async_to_sync(layer.flush)()
         async_to_sync(layer.close_pools)()

@@ -199,7 +199,11 @@ def build() -> dict[str, Any]:
     link_id, link_generals = tournament("Browser: connectivity", 16)
     link_players = [ps[0] for _, ps in sorted(link_generals.items())]
 
+    # Live updates (issue 33): the new turn arrives in the event, a lost event is noticed.
+    live_id, live_generals = tournament("Browser: live updates", 16)
+
     return {
+        "live": {"id": live_id, **general(live_generals["crab"][0])},
         "judge": {
             "username": JUDGE_USERNAME,
             "password": password,

@@ -19,10 +19,12 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
-from referees import services
+from referees import consumers, services
 from referees.access import judge_key_create
 from referees.consumers import (
     CLOSE_BAD_MESSAGE,
@@ -139,10 +141,12 @@ def secrets_of(game: Game) -> set[str]:
 
 async def test_judge_player_and_public_all_get_the_turn_resolved_event(game16: Game) -> None:
     """After a turn resolves, the judge (session), a General (?token=) and the public
-    receive the same event, with the campaign's new version and the resolved turn."""
+    receive the same event, with the campaign's new version and the resolved turn, each
+    with his own view of the new turn (issue 33: no page needs to fetch it)."""
     # given
     cookie = await database_sync_to_async(session_cookie)(judge=game16.judge)
-    token = await database_sync_to_async(game16.token)(game16.players[0])
+    general = game16.players[0]
+    token = await database_sync_to_async(game16.token)(general)
     judge = communicator(game16.id, cookie=cookie)
     player = communicator(game16.id, token=token)
     public = communicator(game16.id)
@@ -153,10 +157,12 @@ async def test_judge_player_and_public_all_get_the_turn_resolved_event(game16: G
 
     # then
     version = await database_sync_to_async(version_of)(game16)
-    for comm, hello in zip((judge, player, public), hellos, strict=True):
+    kinds = ("judge", "player", "public")
+    for comm, hello, kind in zip((judge, player, public), hellos, kinds, strict=True):
         event = await comm.receive_json_from(timeout=TIMEOUT)
-        if comm is public:
-            assert event.pop("state")["tournament"]["turn"] == 2  # see the tests below
+        state = event.pop("state")
+        assert state["tournament"]["turn"] == 2
+        assert state["viewer"]["kind"] == kind
         assert event == {
             "type": "event",
             "version": version,
@@ -165,6 +171,8 @@ async def test_judge_player_and_public_all_get_the_turn_resolved_event(game16: G
             "phase": "running",
         }
         assert event["version"] > hello["version"]
+        if kind == "player":
+            assert state["viewer"]["player"]["id"] == general.pk
         await comm.disconnect()
 
 
@@ -172,7 +180,8 @@ async def test_player_joined_by_session_and_judge_by_api_key_get_order_events(
     game16: Game,
 ) -> None:
     """A device that opened its join link (session) and a judge's ``?token=`` API key are
-    let in like the API lets them in; both hear about a stored order."""
+    let in like the API lets them in; both hear about a stored order: the judge with his
+    view, which lists it; a General of another clan with ``since``, his view unchanged."""
     # given
     general = await database_sync_to_async(game16.player)("crane")
     join_token = await database_sync_to_async(game16.token)(general)
@@ -187,25 +196,30 @@ async def test_player_joined_by_session_and_judge_by_api_key_get_order_events(
     await database_sync_to_async(hold)(game16, "crab")
 
     # then
+    version = await database_sync_to_async(version_of)(game16)
+    event = await player.receive_json_from(timeout=TIMEOUT)
+    assert event == {"type": "event", "version": version, "kind": "order", "since": version - 1}
+    event = await judge.receive_json_from(timeout=TIMEOUT)
+    assert event["kind"] == "order"
+    assert [o["army"] for o in event["state"]["orders"]] == ["crab-1"]
     for comm in (player, judge):
-        event = await comm.receive_json_from(timeout=TIMEOUT)
-        assert event["kind"] == "order"
-        assert set(event) == {"type", "version", "kind"}
         await comm.disconnect()
 
 
-async def test_events_tell_a_general_under_a_daimyo_nothing_but_that_something_changed(
+async def test_events_tell_a_general_under_a_daimyo_nothing_but_his_own_view(
     game24: Game,
 ) -> None:
     """R1.1: a Crane General (his clan has a Daimyo) gets events with only type, version,
-    kind, turn and phase; no army code, clan or province appears in the raw text, though
-    the services that sent them named the army, its clan and a province."""
+    kind, turn and phase, and his own view (his army alone) or ``since``; no army code,
+    clan or province appears outside his view, though the services that sent them named
+    the army, its clan and a province, and no other army's code appears anywhere."""
     # given
     general = await database_sync_to_async(game24.player)("crane")
     token = await database_sync_to_async(game24.token)(general)
     comm = communicator(game24.id, token=token)
     await connected(comm)
     secrets = await database_sync_to_async(secrets_of)(game24)
+    codes = await database_sync_to_async(army_codes)(game24)
     crab_army = (await database_sync_to_async(game24.player)("crab")).army.code
 
     # when: an order (army + clan), a correction (army), a control correction (province)
@@ -237,11 +251,18 @@ async def test_events_tell_a_general_under_a_daimyo_nothing_but_that_something_c
     texts = [await next_event_text(comm) for _ in range(4)]
     kinds = [json.loads(t)["kind"] for t in texts]
     assert kinds == ["order", "correction", "correction", "turn_resolved"]
+    own = general.army.code
     for text in texts:
         event = json.loads(text)
-        assert set(event) <= EVENT_KEYS, event
-        leaked = sorted(s for s in secrets if f'"{s}"' in text)
+        assert set(event) <= EVENT_KEYS | {"state", "since"}, event
+        state = event.pop("state", None)
+        # Besides his own view (his army, what is next to it: R1.1), nothing at all.
+        leaked = sorted(s for s in secrets if f'"{s}"' in json.dumps(event))
         assert not leaked, f"{leaked} in {text}"
+        if state is not None:
+            assert [a["id"] for a in state["armies"]] == [own]
+            others = sorted(c for c in codes if c != own and f'"{c}"' in text)
+            assert not others, f"{others} in {text}"
     await comm.disconnect()
 
 
@@ -289,12 +310,19 @@ async def test_public_socket_gets_the_public_state_in_the_event(game16: Game) ->
     await public.disconnect()
 
 
-async def test_judge_and_general_under_a_daimyo_get_no_state_and_public_no_army(
+def viewer_state_now(game: Game, viewer: Viewer) -> dict[str, Any]:
+    tournament = Tournament.objects.select_related("campaign").get(pk=game.id)
+    state = tournament_state(tournament=tournament, viewer=viewer, now=timezone.now())
+    return json.loads(json.dumps(state, cls=DjangoJSONEncoder))
+
+
+async def test_each_socket_gets_the_state_its_viewer_may_see_and_no_more(
     game24: Game,
 ) -> None:
-    """R1.1: only the public socket carries a state. The judge's and a Crane General's
-    (his clan has a Daimyo) raw messages have no ``state`` and no army code; nor has the
-    public's, whose state shows no armies when the clans have a Daimyo."""
+    """R1.1 on the live path: the judge's socket gets the judge's state, a Crane General's
+    (his clan has a Daimyo) his own, with no other army's code anywhere in the frame, the
+    public's the public one, with no army at all; each the same as ``GET …/state`` would
+    answer that reader (but for the clock's moment)."""
     # given
     cookie = await database_sync_to_async(session_cookie)(judge=game24.judge)
     general = await database_sync_to_async(game24.player)("crane")
@@ -311,42 +339,49 @@ async def test_judge_and_general_under_a_daimyo_get_no_state_and_public_no_army(
     await database_sync_to_async(resolve_now)(game24)
 
     # then
-    for comm in (judge, player):
+    own = general.army.code
+    viewers = (Viewer.judge(), Viewer.of_player(general), Viewer.public())
+    texts = []
+    for comm, viewer in zip((judge, player, public), viewers, strict=True):
         text = await next_event_text(comm)
+        texts.append(text)
         event = json.loads(text)
         assert event["kind"] == "turn_resolved"
-        assert set(event) <= EVENT_KEYS, event
-        assert '"state"' not in text
-        leaked = sorted(c for c in codes if c in text)
-        assert not leaked, f"{leaked} in {text}"
-    text = await next_event_text(public)
-    event = json.loads(text)
-    assert event["state"]["armies"] == []
-    assert event["state"]["tournament"]["turn"] == 2
-    leaked = sorted(c for c in codes if f'"{c}"' in text)
-    assert not leaked, f"{leaked} in {text}"
+        expected = await database_sync_to_async(viewer_state_now)(game24, viewer)
+        assert without_timing(event["state"]) == without_timing(expected)
+    judge_text, player_text, public_text = texts
+    assert all(f'"{c}"' in judge_text for c in codes)
+    leaked = sorted(c for c in codes if c != own and f'"{c}"' in player_text)
+    assert not leaked, f"{leaked} in {player_text}"
+    assert [a["id"] for a in json.loads(player_text)["state"]["armies"]] == [own]
+    leaked = sorted(c for c in codes if f'"{c}"' in public_text)
+    assert not leaked, f"{leaked} in {public_text}"
     for comm in (judge, player, public):
         assert await comm.receive_nothing(timeout=0.1)
         await comm.disconnect()
 
 
 async def test_a_state_sent_to_the_main_group_is_never_forwarded(game16: Game) -> None:
-    """Even if other code put a ``state`` in the judges' and players' group, a judge's
-    socket drops it: only public sockets forward a state."""
+    """Even if other code put a ``state`` in the judges' and players' group, a socket never
+    forwards it: what it sends is the view built for its own reader."""
     cookie = await database_sync_to_async(session_cookie)(judge=game16.judge)
     judge = communicator(game16.id, cookie=cookie)
     hello = await connected(judge)
 
     await get_channel_layer().group_send(
         tournament_group(game16.id),
-        {"type": "tournament.event", "version": hello["version"] + 1, "kind": "x", "state": {}},
+        {
+            "type": "tournament.event",
+            "version": hello["version"] + 1,
+            "kind": "x",
+            "state": {"forged": True},
+            "state_json": '{"forged":true}',
+        },
     )
 
-    assert await judge.receive_json_from(timeout=TIMEOUT) == {
-        "type": "event",
-        "version": hello["version"] + 1,
-        "kind": "x",
-    }
+    event = await judge.receive_json_from(timeout=TIMEOUT)
+    assert event["state"]["viewer"]["kind"] == "judge"
+    assert "forged" not in json.dumps(event)
     await judge.disconnect()
 
 
@@ -483,13 +518,34 @@ async def test_a_csrf_trusted_origin_may_open_the_socket(game16: Game, settings:
 # --- What clients may send -----------------------------------------------------------------
 
 
+async def test_a_pong_says_a_version_no_event_announced(
+    game16: Game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: an event lost on its way (a full channel) leaves the socket open and the
+    page on an old version; the next pong carries the newer version, so the page fetches."""
+    monkeypatch.setattr(consumers, "VERSION_FRESH_SECONDS", 0.0)
+    comm = communicator(game16.id)
+    hello = await connected(comm)
+
+    def moved_without_an_event() -> None:
+        Campaign.objects.filter(pk=game16.tournament.campaign_id).update(version=F("version") + 1)
+
+    await database_sync_to_async(moved_without_an_event)()
+    await comm.send_json_to({"type": "ping"})
+
+    pong = await comm.receive_json_from(timeout=TIMEOUT)
+    assert pong == {"type": "pong", "version": hello["version"] + 1}
+    await comm.disconnect()
+
+
 async def test_ping_gets_pong(game16: Game) -> None:
     comm = communicator(game16.id)
     await connected(comm)
 
     await comm.send_json_to({"type": "ping"})
 
-    assert await comm.receive_json_from(timeout=TIMEOUT) == {"type": "pong"}
+    version = await database_sync_to_async(version_of)(game16)
+    assert await comm.receive_json_from(timeout=TIMEOUT) == {"type": "pong", "version": version}
     await comm.disconnect()
 
 

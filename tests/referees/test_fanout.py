@@ -16,9 +16,10 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels_redis.core import RedisChannelLayer
+from django.utils import timezone
 
-from referees import fanout
-from referees.events import tournament_public_group
+from referees import fanout, services
+from referees.events import tournament_group, tournament_public_group
 from tests.referees.conftest import Game
 from tests.referees.test_consumers import (
     TIMEOUT,
@@ -70,23 +71,64 @@ async def test_public_sockets_share_one_group_member_and_all_get_the_same_frame(
         await comm.disconnect()
 
 
-async def test_judges_socket_is_not_in_the_hub_and_gets_no_state(game16: Game) -> None:
+async def test_judges_and_players_share_one_member_of_the_main_group_each_with_his_view(
+    game16: Game,
+) -> None:
+    """Issue 33: the judges' and players' sockets of a process are one member of
+    ``tournament.<id>`` (the viewers' hub), not one each; the public's are in the public
+    hub. One layer message per event, whatever the sockets; each gets his own view."""
     cookie = await database_sync_to_async(session_cookie)(judge=game16.judge)
     judge = communicator(game16.id, cookie=cookie)
+    generals = [
+        await database_sync_to_async(game16.player)(clan) for clan in ("crab", "crane", "lion")
+    ]
+    tokens = [await database_sync_to_async(game16.token)(g) for g in generals]
+    players = [communicator(game16.id, token=t) for t in tokens]
     public = communicator(game16.id)
-    await connected(judge)
-    await connected(public)
-    hub = fanout.hub_of(get_channel_layer(), game16.id)
-    assert hub is not None and len(hub.members) == 1
+    for comm in (judge, *players, public):
+        await connected(comm)
+    layer = get_channel_layer()
+    viewers = fanout.hub_of(layer, game16.id, fanout.ViewerHub)
+    assert viewers is not None and len(viewers.members) == 4
+    assert len(layer.groups.get(tournament_group(game16.id), {})) == 1
+    public_hub = fanout.hub_of(layer, game16.id)
+    assert public_hub is not None and len(public_hub.members) == 1
 
     await database_sync_to_async(resolve_now)(game16)
 
-    judge_text = await next_event_text(judge)
-    assert '"state"' not in judge_text
-    assert json.loads(judge_text)["kind"] == "turn_resolved"
-    assert "state" in json.loads(await next_event_text(public))
-    await judge.disconnect()
-    await public.disconnect()
+    judge_state = json.loads(await next_event_text(judge))["state"]
+    assert judge_state["viewer"]["kind"] == "judge"
+    for general, comm in zip(generals, players, strict=True):
+        state = json.loads(await next_event_text(comm))["state"]
+        assert state["viewer"]["player"]["id"] == general.pk
+    assert json.loads(await next_event_text(public))["state"]["viewer"]["kind"] == "public"
+    assert viewers.received == 1
+    for comm in (judge, *players, public):
+        await comm.disconnect()
+    assert fanout.hub_of(layer, game16.id, fanout.ViewerHub) is None
+    assert fanout.hub_of(layer, game16.id) is None
+
+
+async def test_a_view_is_not_sent_once_the_join_link_it_was_admitted_with_is_replaced(
+    game16: Game,
+) -> None:
+    """A stand-in took the seat (the link was reissued): the old device's socket is told
+    of the change but gets no view; its page's fetch is refused as the API refuses it."""
+    general = await database_sync_to_async(game16.player)("crab")
+    token = await database_sync_to_async(game16.token)(general)
+    comm = communicator(game16.id, token=token)
+    await connected(comm)
+
+    def reissue() -> None:
+        services.player_token_reissue(player=general, actor=game16.judge_actor, now=timezone.now())
+
+    await database_sync_to_async(reissue)()
+    await database_sync_to_async(resolve_now)(game16)
+
+    event = json.loads(await next_event_text(comm))
+    assert event["kind"] == "turn_resolved"
+    assert "state" not in event and "since" not in event, event
+    await comm.disconnect()
 
 
 async def test_the_last_public_socket_out_takes_the_hub_out_of_the_group(game16: Game) -> None:
