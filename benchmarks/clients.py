@@ -4,7 +4,7 @@ What a page does over the network, without a browser, on the standard clients
 (``websockets``, ``httpx``; requirements-dev.txt): ``WebSocket`` is a page's socket, with the
 Origin header of the site's own pages (the server refuses other origins) and no pings of its
 own (a browser sends none); ``Http`` is the one keep-alive connection a browser keeps to
-the site. Used by ``fanout.py`` and ``cluster_load.py``.
+the site. Used by ``fanout.py``, ``cluster_load.py`` and ``league.py``.
 """
 
 from __future__ import annotations
@@ -60,6 +60,14 @@ class WebSocket:
         message: dict[str, Any] = json.loads(text)
         return message
 
+    async def send(self, message: dict[str, Any]) -> bool:
+        """Send a JSON message (a page's ping); False when the socket is already closed."""
+        try:
+            await self.connection.send(json.dumps(message, separators=(",", ":")))
+        except ConnectionClosed:
+            return False
+        return True
+
     async def close(self) -> None:
         await self.connection.close()
 
@@ -70,12 +78,15 @@ class Http:
     An idempotent request on a connection dropped under it is sent again once on a new one,
     as a browser does (the benchmarks' PUTs are idempotent: the same order again is the
     same order).
+
+    ``connections``: how many connections it may open when requests overlap (a browser
+    opens up to six per site); the second opens only while the first is busy.
     """
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, connections: int = 1) -> None:
         self.client = httpx.AsyncClient(
             base_url=f"http://{HOST}:{port}",
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             timeout=None,  # a measurement: a slow answer is a figure, not an error
             trust_env=False,  # no proxy from the environment: loopback only
             verify=False,  # plain HTTP; an SSL context per client costs 50 ms × 1,000 pages
