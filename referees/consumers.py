@@ -64,6 +64,7 @@ from referees.access import (
     user_is_active,
     user_judges,
 )
+from referees.events import layer_gate
 from referees.fanout import PublicHub, Sight, hub_join, hub_leave
 from referees.kernel import TournamentError
 from referees.models import Tournament
@@ -80,23 +81,6 @@ CLOSE_BAD_MESSAGE = 4400
 CLOSE_BAD_TOKEN = 4401
 CLOSE_OTHER_TOURNAMENT = 4403
 CLOSE_NO_TOURNAMENT = 4404
-
-# Group changes in flight at once, per event loop (per server process). redis-py's pool
-# refuses a command beyond its ``max_connections`` (100 by default) with "Too many
-# connections" instead of waiting, and a venue's Wi-Fi coming back makes hundreds of
-# sockets connect or close in the same instant (benchmarks/fanout.py did exactly that).
-GROUP_CHANGES_AT_ONCE = 32
-_group_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _group_gate() -> asyncio.Semaphore:
-    loop = asyncio.get_running_loop()
-    gate = _group_gates.get(loop)
-    if gate is None:
-        gate = _group_gates[loop] = asyncio.Semaphore(GROUP_CHANGES_AT_ONCE)
-    return gate
 
 
 @dataclass(frozen=True)
@@ -245,7 +229,7 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
             sight = Sight(view=view, role=admission.role, clan=admission.clan, army=admission.army)
         # The hub (public, or the judges' and players' one) sends this socket its events
         # once it is ready (after hello).
-        async with _group_gate():
+        async with layer_gate():
             self.hub = await hub_join(
                 layer=self.channel_layer,
                 tournament_id=tournament_id,
@@ -274,7 +258,7 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         hub, self.hub = self.hub, None
         try:
             if hub is not None:
-                async with _group_gate():
+                async with layer_gate():
                     await hub_leave(hub=hub, key=id(self))
         except Exception:  # the socket is going anyway; the layer expires the member
             log.warning("could not leave %s", group, exc_info=True)

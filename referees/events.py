@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -153,6 +154,32 @@ def event_send(
     _group_send(layer, tournament_public_group(tournament_id), public)
 
 
+# Channel-layer commands in flight at once, per event loop (per server process). redis-py's
+# pool refuses a command beyond its ``max_connections`` (100 by default) with "Too many
+# connections" instead of waiting: a venue's Wi-Fi coming back makes hundreds of sockets
+# join or leave in the same instant (benchmarks/fanout.py), and a league's deadline hands
+# the loop hundreds of events to send at once (benchmarks/league.py: 229 refused sends at
+# 100 tournaments, each a lost event). Every send, join and leave of the process waits here.
+LAYER_COMMANDS_AT_ONCE = 32
+_layer_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def layer_gate() -> asyncio.Semaphore:
+    """This event loop's gate for channel-layer commands (see ``LAYER_COMMANDS_AT_ONCE``)."""
+    loop = asyncio.get_running_loop()
+    gate = _layer_gates.get(loop)
+    if gate is None:
+        gate = _layer_gates[loop] = asyncio.Semaphore(LAYER_COMMANDS_AT_ONCE)
+    return gate
+
+
+async def _gated_send(layer: Any, group: str, message: dict[str, Any]) -> None:
+    async with layer_gate():
+        await layer.group_send(group, message)
+
+
 def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
     """Hand the message to the channel layer; a failure is logged, never raised.
 
@@ -163,7 +190,7 @@ def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
     """
     loop = handoff_loop()
     if loop is not None:
-        future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+        future = asyncio.run_coroutine_threadsafe(_gated_send(layer, group, message), loop)
         future.add_done_callback(lambda done: _sent(done, group, message))
         return
     try:

@@ -256,7 +256,39 @@ class ViewerHub(PublicHub):
     def group_of(tournament_id: int) -> str:
         return tournament_group(tournament_id)
 
+    def __init__(self, layer: Any, tournament_id: int) -> None:
+        super().__init__(layer, tournament_id)
+        self.pending: list[dict[str, Any]] = []
+        self.delivering: asyncio.Task[None] | None = None
+
     async def on_event(self, message: dict[str, Any]) -> None:
+        """Queue the event; the views of everything queued are built and sent together.
+
+        At a deadline a tournament's orders come faster than its views can be built (each
+        new version is a new reading); the hub goes on receiving meanwhile, and the next
+        delivery covers every event that arrived during the last one: one build per view
+        for all of them, not one per event (issue 33)."""
+        self.pending.append(message)
+        if self.delivering is None or self.delivering.done():
+            self.delivering = asyncio.ensure_future(self._deliver_pending())
+
+    async def _deliver_pending(self) -> None:
+        while self.pending and not self.closed:
+            batch, self.pending = self.pending, []
+            try:
+                await self.deliver(events_merged(batch))
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the next event, or the pages' pings, bring them up to date
+                log.warning("could not deliver the events of %s", self.group, exc_info=True)
+
+    async def close(self) -> None:
+        if self.delivering is not None:
+            self.delivering.cancel()
+            await asyncio.gather(self.delivering, return_exceptions=True)
+        await super().close()
+
+    async def deliver(self, message: dict[str, Any]) -> None:
         route = message.get("route")
         route = route if isinstance(route, dict) else {}
         changed: dict[View, list[int]] = {}
@@ -293,8 +325,42 @@ class ViewerHub(PublicHub):
                     )
             await self.broadcast(_spliced(head, "state", done.json), keys)
         if unchanged:
-            since = int(message["version"]) - 1
+            since = int(message.get("since", int(message["version"]) - 1))
             await self.broadcast(_spliced(head, "since", str(since)), unchanged)
+
+
+def events_merged(batch: list[dict[str, Any]]) -> dict[str, Any]:
+    """Events received together, as one: the newest version, its kind, the newest turn and
+    phase said, and a route that changes every view any of them changed.
+
+    ``since`` (the version the unchanged views stand from) is the first event's previous
+    version only when the versions follow each other: with one missing, nobody can be told
+    that nothing changed since.
+    """
+    events = sorted(batch, key=lambda m: int(m["version"]))
+    merged = dict(events[-1])
+    if len(events) == 1:
+        return merged
+    for name in PUBLIC_FIELDS:
+        said = [m[name] for m in events if name in m]
+        if said:
+            merged[name] = said[-1]
+    versions = [int(m["version"]) for m in events]
+    routes = [m.get("route") if isinstance(m.get("route"), dict) else None for m in events]
+    keys = {frozenset(r) for r in routes if r is not None}
+    if (
+        any(r is None for r in routes)
+        or len(keys) != 1
+        or versions != list(range(versions[0], versions[0] + len(versions)))
+    ):
+        merged["route"] = {}  # every view may have changed
+        return merged
+    route: dict[str, Any] = {}
+    for name in next(iter(keys)):
+        route[name] = list(dict.fromkeys(v for r in routes if r is not None for v in r[name]))
+    merged["route"] = route
+    merged["since"] = versions[0] - 1
+    return merged
 
 
 def _spliced(head: str, name: str, value: str) -> str:

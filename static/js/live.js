@@ -16,7 +16,7 @@
 // admitted as), or says that nothing this viewer sees changed since a version (`since`);
 // otherwise, and whenever a version was missed, the state comes from
 // GET /api/tournaments/<id>/state. A pong carries the server's version, so a lost event is
-// noticed at the next ping; the state is also fetched on every reconnect and every 30 s.
+// noticed at the next ping; the state is also fetched on every reconnect and every 5 min.
 //
 // "live" is a promise to the player that what he sends reaches the judge and that what he
 // sees is current, so it is only reported while the socket is open and the server was heard
@@ -26,7 +26,10 @@
 // The protocol is described in docs/api.md, "Live updates".
 
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000];
-const SAFETY_NET_MS = 30000;
+// A lost event is noticed by the pong's version within a ping; this is the net under that
+// net (a server too old to say its version in pongs). At a league's deadline a fetch every
+// 30 s from every page cost more than everything else the pages did (issue 33).
+const SAFETY_NET_MS = 300000;
 const PING_MS = 4000; // with the pong's version, a lost event is noticed within about 5 s
 const STALE_MS = 12000; // two pings unanswered, and a little slack for a slow server
 const CHECK_MS = 1000;
@@ -292,7 +295,7 @@ export function connectLive({
     ping();
   }
 
-  // The safety net: a lost event is noticed within 30 s.
+  // The safety net under the pong's version: a lost event is noticed within 5 minutes.
   const safetyNet = setInterval(refresh, SAFETY_NET_MS);
   // The ping also keeps proxies from closing an idle connection.
   const pinger = setInterval(ping, PING_MS);

@@ -271,3 +271,44 @@ async def test_two_processes_on_redis_each_take_the_event_once_for_all_their_soc
         for layer in [*processes, sender]:
             await layer.flush()
     assert fanout.hub_of(processes[0], tournament_id) is None
+
+
+def test_events_received_together_change_every_view_any_of_them_changed() -> None:
+    """Issue 33: a hub that fell behind sends one frame for every event queued meanwhile."""
+    orders = [
+        {
+            "type": "tournament.event",
+            "version": v,
+            "kind": "order",
+            "route": {"kinds": ["order"], "armies": [army], "clans": [clan]},
+        }
+        for v, army, clan in ((7, "crab-1", "crab"), (5, "lion-2", "lion"), (6, "crab-1", "crab"))
+    ]
+    merged = fanout.events_merged(orders)
+    assert merged["version"] == 7 and merged["since"] == 4
+    assert merged["route"] == {
+        "kinds": ["order"],
+        "armies": ["lion-2", "crab-1"],
+        "clans": ["lion", "crab"],
+    }
+    view = fanout.View(kind="player", who=3)
+    lion = fanout.Sight(view=view, role="general", clan="lion", army="lion-2")
+    crane = fanout.Sight(view=view, role="daimyo", clan="crane", army=None)
+    assert fanout.view_changed(lion, merged["route"])
+    assert not fanout.view_changed(crane, merged["route"])
+    # A version missing in between: nobody may be told that nothing changed.
+    gap = fanout.events_merged([orders[0], orders[1]])
+    assert gap["route"] == {} and "since" not in gap
+    assert fanout.view_changed(crane, gap["route"])
+    # A turn resolved among them: every view changed, and the frame says the newest turn.
+    resolved = {
+        "type": "tournament.event",
+        "version": 8,
+        "kind": "turn_resolved",
+        "turn": 1,
+        "phase": "running",
+        "route": {"kinds": ["turn_resolved"]},
+    }
+    merged = fanout.events_merged([*orders, resolved])
+    assert merged["kind"] == "turn_resolved" and merged["turn"] == 1
+    assert fanout.view_changed(crane, merged["route"])
