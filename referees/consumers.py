@@ -45,10 +45,10 @@ import contextlib
 import json
 import logging
 import weakref
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -72,6 +72,7 @@ from referees.services import player_from_token
 from referees.state import View
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_MESSAGE_BYTES = 1024
 
@@ -81,6 +82,13 @@ CLOSE_BAD_MESSAGE = 4400
 CLOSE_BAD_TOKEN = 4401
 CLOSE_OTHER_TOURNAMENT = 4403
 CLOSE_NO_TOURNAMENT = 4404
+
+
+def in_thread(function: Callable[..., T]) -> Callable[..., Awaitable[T]]:
+    """``function`` run in the server's thread pool, with Channels' care of database
+    connections. Not Channels' default, one thread for every socket of the process: a
+    league's thousands of pages connecting at once queued there one by one."""
+    return database_sync_to_async(function, thread_sensitive=False)
 
 
 @dataclass(frozen=True)
@@ -185,7 +193,7 @@ async def version_recent(tournament_id: int) -> int:
         kept = _versions.get(tournament_id)
         if kept is not None and loop.time() - kept[0] < VERSION_FRESH_SECONDS:
             return kept[1]
-        version = await database_sync_to_async(campaign_version)(tournament_id)
+        version = await in_thread(campaign_version)(tournament_id)
         _versions[tournament_id] = (loop.time(), version)
         return version
 
@@ -210,11 +218,14 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         tournament_id: int = self.scope["url_route"]["kwargs"]["tournament_id"]
-        # Who is watching decides the group, so admit first; the version for ``hello`` is
+        # Accepted at once: Daphne drops a handshake not accepted within 5 s, and when
+        # thousands of pages connect at once (a league's, benchmarks/league.py) the reads
+        # below queue; a dropped handshake only brought the page back to queue again.
+        await self.accept()
+        # Who is watching decides the hub, so admit first; the version for ``hello`` is
         # read again after joining: an event committed in between is then either counted
         # in ``hello`` or delivered after it, never lost.
-        admission = await database_sync_to_async(admit)(self.scope, tournament_id)
-        await self.accept()
+        admission = await in_thread(admit)(self.scope, tournament_id)
         if admission.refused is not None:
             await self.close(code=admission.refused)
             return
@@ -241,7 +252,7 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         self.tournament_id = tournament_id
         self.viewer = admission.viewer
         try:
-            version = await database_sync_to_async(campaign_version)(tournament_id)
+            version = await in_thread(campaign_version)(tournament_id)
             await self.send_json({"type": "hello", "version": version})
             if self.hub is not None:
                 await self.hub.ready(id(self))
