@@ -68,13 +68,10 @@ _building_guard = threading.Lock()
 _building: dict[str, threading.Lock] = {}
 
 
-def view_key(*, tournament: Tournament, version: int, viewer: Viewer) -> str:
-    """The cache key of ``viewer``'s view of the tournament at ``version``: whose view it
-    is (public, judges, one player), in the current language and time zone.
-
-    The campaign's creation time is part of it: a database made again (a test run, a site
-    reset) numbers its tournaments and versions from 1 again, and Redis may still hold the
-    old ones' views."""
+def view_key(*, tournament: Tournament, viewer: Viewer) -> str:
+    """The cache key of ``viewer``'s view of the tournament as ``tournament`` was read (its
+    ``generation``): whose view it is (public, judges, one player), in the current language
+    and time zone."""
     if viewer.kind == "player":
         assert viewer.player is not None
         whose = f"player:{viewer.player.pk}"
@@ -82,8 +79,19 @@ def view_key(*, tournament: Tournament, version: int, viewer: Viewer) -> str:
         whose = viewer.kind
     language = translation.get_language() or "-"
     zone = timezone.get_current_timezone_name()
-    made = int(tournament.campaign.created_at.timestamp() * 1_000_000)
-    return f"state:{tournament.pk}:{made}:{version}:{whose}:{language}:{zone}"
+    made, version, frame = generation(tournament)
+    return f"state:{tournament.pk}:{made}:{version}.{frame}:{whose}:{language}:{zone}"
+
+
+def generation(tournament: Tournament) -> tuple[int, int, int]:
+    """What a kept view or reading of the tournament is good for: its campaign's creation
+    time (a database made again, a test run or a site reset, numbers its tournaments and
+    versions from 1 again, and Redis may still hold the old ones' views), its version (every
+    change a service announces) and its frame version (every player, army, turn or campaign
+    row saved, announced or not: a player registered in set-up, the admin site)."""
+    campaign = tournament.campaign
+    made = int(campaign.created_at.timestamp() * 1_000_000)
+    return made, int(campaign.version), int(campaign.frame_version)
 
 
 def tournament_state(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
@@ -93,19 +101,16 @@ def tournament_state(*, tournament: Tournament, viewer: Viewer, now: datetime) -
     was read) has been built already, with the clock as of ``now``; else built, kept and
     returned.
     """
-    key = view_key(tournament=tournament, version=tournament.campaign.version, viewer=viewer)
+    key = view_key(tournament=tournament, viewer=viewer)
     state: dict[str, Any] | None = cache.get(key)
     if state is None:
         with _build_lock(key):
             state = cache.get(key)
             if state is None:
-                state = _state_built(tournament=tournament, viewer=viewer, now=now)
-                version = state["tournament"]["version"]
+                state, read = _state_built(tournament=tournament, viewer=viewer, now=now)
                 ttl = STATE_TTL_JUDGE if viewer.kind == "judge" else STATE_TTL
                 # Kept under the version it shows: read again, it may be newer than asked.
-                cache.set(
-                    view_key(tournament=tournament, version=version, viewer=viewer), state, ttl
-                )
+                cache.set(view_key(tournament=read, viewer=viewer), state, ttl)
                 return state
     if state["tournament"]["version"] == tournament.campaign.version:
         # Same version, same clock settings: only the time differs.
@@ -131,12 +136,12 @@ def _build_lock(key: str) -> Iterator[None]:
 class _Reading:
     """A version's reading and its tables, shared by every view built from it."""
 
-    key: tuple[int, int, int]
+    key: tuple[int, tuple[int, int, int]]  # the tournament, its generation
     tournament: TournamentReading
     battles: dict[str, dict[str, Any]]
     read_at: float  # time.monotonic(): what ages without a version (calls) ages here too
 
-    def serves(self, key: tuple[int, int, int]) -> bool:
+    def serves(self, key: tuple[int, tuple[int, int, int]]) -> bool:
         return self.key == key and time.monotonic() - self.read_at < STATE_TTL
 
 
@@ -153,8 +158,7 @@ def _reading_of(tournament: Tournament, now: datetime) -> _Reading:
     campaign's version is checked at the end and the whole read again (a few times at most)
     when it moved.
     """
-    made = int(tournament.campaign.created_at.timestamp() * 1_000_000)
-    key = (tournament.pk, made, tournament.campaign.version)
+    key = (tournament.pk, generation(tournament))
     kept = _readings.get(tournament.pk)
     if kept is not None and kept.serves(key):
         return kept
@@ -166,28 +170,31 @@ def _reading_of(tournament: Tournament, now: datetime) -> _Reading:
             return kept
         for _ in range(STATE_READS):
             reading = _Reading(
-                key=(tournament.pk, made, tournament.campaign.version),
+                key=(tournament.pk, generation(tournament)),
                 tournament=tournament_reading(tournament=tournament, now=now),
                 battles=armies_current_battles(tournament=tournament),
                 read_at=time.monotonic(),
             )
             current = (
                 Campaign.objects.filter(pk=tournament.campaign_id)
-                .values_list("version", flat=True)
+                .values_list("version", "frame_version")
                 .first()
             )
-            if current == tournament.campaign.version:
+            if current == generation(tournament)[1:]:
                 break
             tournament = Tournament.objects.select_related("campaign").get(pk=tournament.pk)
         kept = _readings.get(tournament.pk)
         # Kept unless a newer version of the same campaign is kept already.
-        if kept is None or kept.key[:2] != reading.key[:2] or kept.key[2] <= reading.key[2]:
+        mine, theirs = reading.key[1], kept.key[1] if kept is not None else None
+        if theirs is None or theirs[0] != mine[0] or theirs[1:] <= mine[1:]:
             _readings[tournament.pk] = reading
         return reading
 
 
-def _state_built(*, tournament: Tournament, viewer: Viewer, now: datetime) -> dict[str, Any]:
-    """The view, cut from the version's reading."""
+def _state_built(
+    *, tournament: Tournament, viewer: Viewer, now: datetime
+) -> tuple[dict[str, Any], Tournament]:
+    """The view, cut from the version's reading, and the tournament as that read it."""
     reading = _reading_of(tournament, now)
     state = tournament_view(
         tournament=reading.tournament.tournament, viewer=viewer, now=now, reading=reading.tournament
@@ -200,7 +207,7 @@ def _state_built(*, tournament: Tournament, viewer: Viewer, now: datetime) -> di
     if viewer.kind == "judge" and tournament.phase in CHECK_IN_PHASES:
         # Issue 32: before the turns, who has opened his join link (or been marked present).
         state["checkin"] = tournament_checkin(tournament=tournament)
-    return state
+    return state, tournament
 
 
 # --- The views a live update carries (referees.fanout) -----------------------------------------

@@ -113,11 +113,11 @@ def test_readers_asking_at_once_for_a_view_not_kept_yet_wait_for_one_build(
     release = threading.Event()
     calls: list[int] = []
 
-    def slow_build(**kwargs: Any) -> dict[str, Any]:
+    def slow_build(**kwargs: Any) -> tuple[dict[str, Any], Any]:
         calls.append(1)
         building.set()
         assert release.wait(WAIT)
-        return built
+        return built, tournament
 
     monkeypatch.setattr(state_module, "_state_built", slow_build)
     misses: list[int] = []
@@ -180,3 +180,17 @@ def test_every_view_of_a_version_is_cut_from_one_reading(game24: Game) -> None:
             )
             assert state["viewer"]["player"]["id"] == player.pk
     assert others.captured_queries == []
+
+
+def test_a_row_saved_without_a_new_version_is_seen_at_the_next_read(game16: Game) -> None:
+    """The admin site renames a player (no service, no version): his next view says it.
+    A kept view is good for the campaign's version and its frame version, which every saved
+    player, army, turn or campaign row moves on (referees.kernel.frame_row_saved)."""
+    general = game16.player("crab")
+    before = read(game16, Viewer.of_player(general))
+    assert before["viewer"]["player"]["name"] == general.name
+    general.name = "Hida Renamed"
+    general.save()
+    after = read(game16, Viewer.of_player(general))
+    assert after["tournament"]["version"] == before["tournament"]["version"]
+    assert after["viewer"]["player"]["name"] == "Hida Renamed"
