@@ -304,10 +304,15 @@ class ViewerHub(PublicHub):
         built: Mapping[View, ViewBuilt | None] = {}
         if changed:
             try:
+                only_orders = route.get("kinds") == ["order"]
+                since = int(message.get("since", int(message["version"]) - 1))
                 built = await asyncio.get_running_loop().run_in_executor(
                     None,
                     functools.partial(
-                        views_json, tournament_id=self.tournament_id, views=list(changed)
+                        views_json,
+                        tournament_id=self.tournament_id,
+                        views=list(changed),
+                        orders_only_since=since if only_orders else None,
                     ),
                 )
             except Exception:  # the pages fetch the state as before

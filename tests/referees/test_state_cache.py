@@ -9,6 +9,7 @@ tests/referees/test_api_state.py.
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import timedelta
 from typing import Any
@@ -194,3 +195,52 @@ def test_a_row_saved_without_a_new_version_is_seen_at_the_next_read(game16: Game
     after = read(game16, Viewer.of_player(general))
     assert after["tournament"]["version"] == before["tournament"]["version"]
     assert after["viewer"]["player"]["name"] == "Hida Renamed"
+
+
+# views_json closes the thread's old connections, as the server's threads need.
+@pytest.mark.django_db(transaction=True)
+def test_views_after_an_order_are_cut_from_the_reading_before_it_brought_up_to_date(
+    game16: Game,
+) -> None:
+    """Issue 33: an order's event needs its General's view; when only orders changed since
+    the kept reading, it is brought up to date with the open turn's orders (one query), not
+    read again (eight)."""
+    general = game16.player("crab")
+    before = read(game16, Viewer.public())["tournament"]["version"]
+    services.order_give(
+        player=general, order=OrderInput("move", ("shinomen-mori",)), now=timezone.now()
+    )
+    view = state_module.View(kind="player", who=general.pk, nonce=general.token_nonce)
+    with CaptureQueriesContext(connection) as queries:
+        built = state_module.views_json(
+            tournament_id=game16.id, views=[view], orders_only_since=before
+        )
+    done = built[view]
+    assert done is not None
+    state = json.loads(done.json)
+    assert state["tournament"]["version"] == before + 1
+    assert [o["army"] for o in state["orders"]] == [general.army.code]  # type: ignore[union-attr]
+    # the tournament, its players, the open turn's orders
+    assert len(queries.captured_queries) <= 3, [q["sql"][:80] for q in queries.captured_queries]
+
+
+# views_json closes the thread's old connections, as the server's threads need.
+@pytest.mark.django_db(transaction=True)
+def test_a_reading_is_read_again_when_more_than_orders_changed_since(game16: Game) -> None:
+    general = game16.player("crab")
+    before = read(game16, Viewer.public())["tournament"]["version"]
+    services.order_give(
+        player=general, order=OrderInput("move", ("shinomen-mori",)), now=timezone.now()
+    )
+    services.announcement_post(
+        tournament_id=game16.id, text="Tea", actor=game16.judge_actor, now=timezone.now()
+    )
+    view = state_module.View(kind="player", who=general.pk, nonce=general.token_nonce)
+    # The hub says only orders since the version after the announcement: the kept reading,
+    # from before both, must not be brought up to date with orders alone.
+    built = state_module.views_json(
+        tournament_id=game16.id, views=[view], orders_only_since=before + 2
+    )
+    done = built[view]
+    assert done is not None
+    assert json.loads(done.json)["announcements"][0]["text"] == "Tea"
