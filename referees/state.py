@@ -26,6 +26,7 @@ it rather than build it again (``_building``).
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import threading
 import time
@@ -54,6 +55,8 @@ from referees.selectors import (
 )
 from strategic_map.models import Campaign
 from strategic_map.selectors import turn_current_orders
+
+log = logging.getLogger(__name__)
 
 # A turn resolved while the state was being read is seen by its version; the state is read
 # again a few times at most.
@@ -103,20 +106,38 @@ def tournament_state(*, tournament: Tournament, viewer: Viewer, now: datetime) -
     returned.
     """
     key = view_key(tournament=tournament, viewer=viewer)
-    state: dict[str, Any] | None = cache.get(key)
+    state = _kept(key)
     if state is None:
         with _build_lock(key):
-            state = cache.get(key)
+            state = _kept(key)
             if state is None:
                 state, read = _state_built(tournament=tournament, viewer=viewer, now=now)
                 ttl = STATE_TTL_JUDGE if viewer.kind == "judge" else STATE_TTL
                 # Kept under the version it shows: read again, it may be newer than asked.
-                cache.set(view_key(tournament=read, viewer=viewer), state, ttl)
+                _keep(view_key(tournament=read, viewer=viewer), state, ttl)
                 return state
     if state["tournament"]["version"] == tournament.campaign.version:
         # Same version, same clock settings: only the time differs.
         state["tournament"]["clock"] = tournament_clock(tournament, now)
     return state
+
+
+def _kept(key: str) -> dict[str, Any] | None:
+    """The view kept under ``key``, if any. A cache that does not answer (Redis restarting)
+    keeps nothing: the view is built, as before there was a cache."""
+    try:
+        found: dict[str, Any] | None = cache.get(key)
+    except Exception:
+        log.warning("the state cache did not answer; building the view", exc_info=True)
+        return None
+    return found
+
+
+def _keep(key: str, state: dict[str, Any], ttl: int) -> None:
+    try:
+        cache.set(key, state, ttl)
+    except Exception:
+        log.warning("the state cache did not answer; the view is not kept", exc_info=True)
 
 
 @contextmanager

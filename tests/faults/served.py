@@ -22,6 +22,7 @@ import asyncio
 import http.client
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -39,7 +40,7 @@ import httpx
 import pytest
 import redis
 
-from sl5r.cluster import BALANCER_SOURCE, HAPROXY_CONF
+from sl5r.cluster import BALANCER_SOURCE, HAPROXY_CONF, balancer_maxconn
 from strategic_map.models import Order
 from tests.faults.scenario import OrderStep, Progress, turn_progress
 from tests.live_clients import WebSocket, http_client
@@ -75,6 +76,11 @@ class Balancer:
             "SL5R_ASGI_1": server,
             "SL5R_ASGI_2": server,
             "SL5R_BALANCER_SOURCE": BALANCER_SOURCE,
+            # What make cluster gives it: the file's 16,000 may be more than this machine's
+            # file limit lets HAProxy open (it then refuses to start).
+            "SL5R_BALANCER_MAXCONN": str(
+                balancer_maxconn(resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+            ),
         }
         argv = ["haproxy", "-db", "-f", str(HAPROXY_CONF)]
         self.service = Service(f"{name} balancer", argv, env, folder / f"{name}-balancer.log")

@@ -244,3 +244,20 @@ def test_a_reading_is_read_again_when_more_than_orders_changed_since(game16: Gam
     done = built[view]
     assert done is not None
     assert json.loads(done.json)["announcements"][0]["text"] == "Tea"
+
+
+def test_a_cache_that_does_not_answer_keeps_nothing_and_the_view_is_built(
+    game16: Game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redis restarting under the cluster: GET …/state still answers (it was a 500)."""
+
+    class Down:
+        def get(self, key: str) -> Any:
+            raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+        def set(self, key: str, value: Any, timeout: int) -> None:
+            raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(state_module, "cache", Down())
+    state = read(game16, Viewer.public())
+    assert state["viewer"]["kind"] == "public"
