@@ -185,7 +185,11 @@ export function connectLive({
   }
 
   function retryLater() {
-    const delay = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)];
+    // Spread by a quarter either way: when a server falls behind, thousands of pages lose
+    // their sockets in the same second, and coming back in the same second again kept it
+    // down (benchmarks/league.py at 100 tournaments: a reconnect storm).
+    const base = BACKOFF_MS[Math.min(failures, BACKOFF_MS.length - 1)];
+    const delay = base * (0.75 + Math.random() * 0.5);
     failures += 1;
     retryTimer = setTimeout(open, delay);
   }
