@@ -10,7 +10,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -41,6 +40,7 @@ from strategic_map.models import Turn
 from tests.cluster.conftest import CONFIG_VARIABLES
 from tests.referees import celery_processes
 from tests.referees.celery_processes import BASE_DIR, Service
+from tests.referees.test_clock_serve import wait_until
 
 # The worker's broker: the cluster tests' Redis database. They and this module's worker test
 # are in one xdist group ("redis"), so they never run at the same time.
@@ -296,15 +296,6 @@ def waiting_for_a_lock() -> int:
         )
         row = cursor.fetchone()
     return int(row[0]) if row else 0
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = WAIT_SECONDS) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
 
 
 @pytest.mark.postgres

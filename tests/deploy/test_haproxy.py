@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from sl5r.cluster import HAPROXY_CONF
+from tests.referees.test_clock_serve import wait_until
 from tests.service_checks import require_service
 
 pytestmark = [pytest.mark.slow]
@@ -38,15 +38,6 @@ HOST = "127.0.0.1"
 # so that a busy machine does not fail a test that would pass.
 WAIT_SECONDS = 30.0
 WEBSOCKET_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = WAIT_SECONDS) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
 
 
 def free_port() -> int:
