@@ -138,3 +138,6 @@ for (const name of ["ends_by", "battle_game"]) {
 // The table follows the form as it is typed: the server's button is for pages without scripts.
 $("lineup-preview-button").hidden = true;
 showFields();
+// A judge (or a slow phone) may have typed before this script ran: the table the server drew
+// is then for the old count, and no "input" event will come again to redraw it.
+if ($("id_player_count").value !== $("id_player_count").defaultValue) refresh();
