@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -184,74 +183,19 @@ def postgres_url() -> str:
 def make_running_tournament(django_user_model: Any) -> Callable[..., Tournament]:
     """Build a tournament through the services, up to turn 1 open; call it inside a DB test.
 
-    ``now`` is when everything happened (turn 1's deadline is ``now + turn_seconds``), so a
-    ``now`` in the past gives a tournament whose deadline passed while nothing was running.
-    Every clan has ``player_count / 8`` Generals and nobody else, starting in castle home
-    provinces first: R1 gives that line-up for 8, 16 and 24 players (24 with three Generals).
+    ``tests.building.running_tournament_build`` says what it builds; each call's tournament
+    is named "Fixture tournament N" unless ``name`` is given.
     """
-    from django.utils import timezone
-
-    from referees.services import (
-        Actor,
-        player_register,
-        start_positions_declare,
-        tournament_advance,
-        tournament_create,
-        tournament_start,
-    )
-    from sl5r.rules.clans import CLANS
-    from sl5r.rules.mapgraph import rokugan_map
-    from strategic_map.services import map_import
+    from tests.building import running_tournament_build
 
     made = 0
 
-    def make(
-        *,
-        now: datetime | None = None,
-        turn_seconds: int = 60,
-        player_count: int = 8,
-        turns_total: int | None = None,
-        name: str = "",
-    ) -> Tournament:
+    def make(*, name: str = "", **options: Any) -> Tournament:
         nonlocal made
-        if player_count not in (8, 16, 24):
-            raise ValueError("player_count: 8, 16 or 24 (R1: Generals only)")
         made += 1
-        now = now or timezone.now()
-        graph = rokugan_map()
-        game_map = map_import(slug="rokugan", data=graph.to_dict())
-        judge, _ = django_user_model.objects.get_or_create(username="fixture-judge")
-        actor = Actor.of_user(judge)
-        tournament = tournament_create(
-            name=name or f"Fixture tournament {made}",
-            judge=judge,
-            game_map=game_map,
-            player_count=player_count,
-            now=now,
-            turn_seconds=turn_seconds,
-            turns_total=turns_total,
-            three_variant="three_generals" if player_count == 24 else "generals_and_daimyo",
+        return running_tournament_build(
+            user_model=django_user_model, name=name or f"Fixture tournament {made}", **options
         )
-        per_clan = player_count // len(CLANS)
-        for clan in CLANS:
-            for number in range(1, per_clan + 1):
-                player_register(
-                    tournament=tournament,
-                    name=f"{clan.title()} General {number}",
-                    clan=clan,
-                    role="general",
-                    actor=actor,
-                    now=now,
-                )
-        tournament_start(tournament_id=tournament.pk, actor=actor, now=now)
-        for clan in CLANS:
-            homes = sorted(graph.home_provinces[clan], key=lambda p: (p not in graph.castles, p))
-            positions = {f"{clan}-{n}": homes[n - 1] for n in range(1, per_clan + 1)}
-            start_positions_declare(
-                tournament_id=tournament.pk, clan=clan, positions=positions, actor=actor, now=now
-            )
-        tournament_advance(tournament_id=tournament.pk, actor=actor, now=now)  # negotiation
-        return tournament_advance(tournament_id=tournament.pk, actor=actor, now=now)  # turn 1
 
     return make
 
