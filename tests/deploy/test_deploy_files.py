@@ -67,10 +67,23 @@ def test_the_balancer_configuration_passes_haproxy_check_as_make_cluster_fills_i
     assert "WARNING" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
-def test_the_balancer_configuration_passes_haproxy_check_as_a_server_fills_it() -> None:
+def test_the_balancer_configuration_passes_haproxy_check_as_a_server_fills_it(
+    tmp_path: Path,
+) -> None:
     """With deploy/balancer.env.example, as Debian's haproxy.service reads it: another
-    machine's ASGI processes, a port of its own and a user to run as."""
-    result = haproxy_check(env_file("balancer.env.example"))
+    machine's ASGI processes, a port of its own and a user to run as, TLS ended with the
+    site's certificate (HAProxy reads it when it checks: one is made here in its place)."""
+    env = env_file("balancer.env.example")
+    key, cert = tmp_path / "site.key", tmp_path / "site.crt"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=referee.example.org"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    (tmp_path / "site.pem").write_bytes(cert.read_bytes() + key.read_bytes())
+    assert env["SL5R_BALANCER_CERT"] == "/etc/haproxy/site.pem"
+    env["SL5R_BALANCER_CERT"] = str(tmp_path / "site.pem")
+    result = haproxy_check(env)
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "WARNING" not in result.stdout + result.stderr, result.stdout + result.stderr
