@@ -179,6 +179,30 @@ def test_database_url_switches_to_postgresql(monkeypatch: pytest.MonkeyPatch) ->
     )
 
 
+def test_postgresql_connections_give_up_on_a_machine_that_stopped_answering(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PostgreSQL on a machine gone from the network: a connection is given up after 3 s, a
+    query unacknowledged for 5 s fails (a 503, tests/hosts), and the URL can say otherwise."""
+    settings = load_settings(monkeypatch, DATABASE_URL="postgres://root@10.0.0.20:5432/sl5r")
+    options = settings["DATABASES"]["default"]["OPTIONS"]
+    assert (options["connect_timeout"], options["tcp_user_timeout"], options["keepalives"]) == (
+        3,
+        5000,
+        1,
+    )
+
+    settings = load_settings(
+        monkeypatch, DATABASE_URL="postgres://root@10.0.0.20:5432/sl5r?connect_timeout=10"
+    )
+    assert settings["DATABASES"]["default"]["OPTIONS"]["connect_timeout"] == "10"
+
+
+def test_sqlite_has_no_network_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = load_settings(monkeypatch)
+    assert "connect_timeout" not in settings["DATABASES"]["default"].get("OPTIONS", {})
+
+
 def test_redis_url_switches_channels_and_celery(monkeypatch: pytest.MonkeyPatch) -> None:
     """REDIS_URL moves the channel layer and the Celery broker and results to Redis."""
     url = "redis://127.0.0.1:6379/2"
