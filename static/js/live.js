@@ -34,6 +34,10 @@ const PING_MS = 4000; // with the pong's version, a lost event is noticed within
 const STALE_MS = 12000; // two pings unanswered, and a little slack for a slow server
 const CHECK_MS = 1000;
 const REFETCH_LIMIT = 5; // fetches in a row while the state is older than a version heard of
+// A fetch that has had no answer by then is given up: it went to a machine that died (the
+// balancer had sent it there before its health check noticed, and waits a minute for an
+// answer; tests/hosts). The next pong with a newer version fetches again, from a live one.
+const FETCH_TIMEOUT_MS = 10000;
 const CATCH_UP_MS = 1000; // then a pause before fetching again
 // Close codes after which reconnecting cannot help: bad token, another tournament, none.
 const FINAL_CODES = new Set([4401, 4403, 4404]);
@@ -111,6 +115,8 @@ export function connectLive({
           credentials: "same-origin",
           cache: "no-store",
           headers,
+          // AbortSignal.timeout: Safari 16 and later; older phones wait as before.
+          signal: typeof AbortSignal.timeout === "function" ? AbortSignal.timeout(FETCH_TIMEOUT_MS) : undefined,
         });
         if (!response.ok) throw new Error(`GET ${stateUrl}: HTTP ${response.status}`);
         const state = await response.json();
