@@ -1,0 +1,337 @@
+"""The site on several machines, as docs/deployment.md sets it up: stories of a hall's day.
+
+Five hosts on a private bridge (``tests.hosts.network``): the balancer, two web machines
+(app1 with the beat), the data machine and the phones. Every process runs from the files of
+``deploy/`` (``tests.hosts.deployment``). The tournament of each story is the fault
+scenario's eight Generals (``tests.faults.scenario``), one turn long, whose orders are those
+of the scenario's first turn with moves; the phones send them through the balancer over
+HTTPS and keep the Generals' pages live over wss://.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.faults.scenario import SCENARIO
+from tests.hosts.deployment import Deployment
+from tests.hosts.phones import Phones
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.one_database(
+        "the deployment has its own PostgreSQL on the data host, whatever the suite's database"
+    ),
+    pytest.mark.xdist_group("several-machines"),
+]
+
+STEPS = SCENARIO[2]  # the scenario's moves, valid from the start (turn 1 has none)
+TURN_SECONDS = 30  # the pages open and the orders are sent within it
+# How late a turn may be resolved: R4's settling time (2 s after the deadline), beat's
+# sweep (every 2 s), and a worker on two cores shared with four hosts' processes.
+LATENESS = 6.0
+RESOLVED_SECONDS = 60.0
+PHONE_A, PHONE_B = ("10.0.0.100", "10.0.0.101")  # the phones host's two addresses
+DIES_BEFORE_DEADLINE = 3.0
+RESEND_AFTER_DEADLINE = 0.0  # a General resends a failed order until the deadline, not after
+RECONNECT_SECONDS = 30.0  # live.js: a silent socket is dropped after 12 s, reopened after 1-2 s
+WORKERLESS_SECONDS = 8.0  # past the deadline with no worker: the turn must still be open
+DATA_AWAY_SECONDS = 20.0
+# A 503 while the database is away comes after its timeouts (a kept connection's 5 s, a new
+# one's 3 s): well within this, and far from the balancer's own 60 s, even on a busy machine.
+OUTAGE_ANSWER_SECONDS = 25.0
+ASKING_SECONDS = 8.0  # requests are sent this long into the outage (each answered before its end)
+FIGURES: dict[str, Any] = {}  # what the stories measured, printed at the end of the module
+EVENT_SECONDS = 15.0  # for a live event to arrive: this checks arrival, not speed
+
+
+@pytest.fixture(scope="module", autouse=True)
+def figures_kept() -> Iterator[None]:
+    """What the stories measured, written where SL5R_HOSTS_FIGURES says (a JSON file)."""
+    yield
+    target = os.environ.get("SL5R_HOSTS_FIGURES")
+    if target and FIGURES:
+        Path(target).write_text(json.dumps(FIGURES, indent=2))
+
+
+def tournament_start(deployment: Deployment, name: str) -> dict[str, Any]:
+    return deployment.control("setup", turn_seconds=TURN_SECONDS, name=name)
+
+
+def orders_at(game: dict[str, Any], at: float) -> list[dict[str, Any]]:
+    return [
+        {
+            "tournament": game["tournament"],
+            "army": step.army,
+            "token": game["tokens"][step.army],
+            "body": step.api_body(1),
+            "at": at,
+        }
+        for step in STEPS
+    ]
+
+
+def acknowledged(sent: dict[str, Any]) -> list[list[Any]]:
+    return [
+        [1, order["army"], order["answer"]["given_at"]]
+        for order in sent["orders"]
+        if 200 <= order["status"] < 300
+    ]
+
+
+def pages_open(phones: Phones, game: dict[str, Any]) -> None:
+    """Every General's page open and showing the state."""
+    tokens = list(game["tokens"].values())
+    opened = phones.ask("pages_open", tournament=game["tournament"], tokens=tokens, within=30)
+    assert opened["opened"] == len(tokens), opened
+
+
+def resolved_wait(deployment: Deployment, game: dict[str, Any], after: float) -> dict[str, Any]:
+    """The turn's progress once it is resolved, or ``after`` seconds past its deadline."""
+    end = time.monotonic() + (game["deadline"] - time.time()) + after
+    while True:
+        progress = deployment.control("progress", tournament=game["tournament"])
+        if progress["resolved"] >= 1 or time.monotonic() > end:
+            return progress
+        time.sleep(0.5)
+
+
+def test_an_order_served_by_one_machine_reaches_a_page_held_by_the_other(
+    deployment: Deployment, phones: Phones
+) -> None:
+    """The orders go through app1 while app2 holds some of the pages; the turn is resolved
+    once and on time by whichever worker, and every page on either machine has it."""
+    resolutions = deployment.resolutions_by_host()
+    game = tournament_start(deployment, "Across machines")
+    pages_open(phones, game)
+    held = deployment.websockets_held()
+    assert held["asgi-1"] > 0 and held["asgi-2"] > 0, f"the pages' sockets: {held}"
+    # app2 taken out of service as an operator drains it: every order is then served by
+    # app1, while the pages app2 holds stay open.
+    deployment.balancer_ask("disable server asgi/asgi-2")
+    try:
+        sent = phones.ask("orders", orders=orders_at(game, time.time()), until=game["deadline"])
+    finally:
+        deployment.balancer_ask("enable server asgi/asgi-2")
+    assert all(order["status"] == 200 for order in sent["orders"]), sent
+    assert deployment.websockets_held()["asgi-2"] == held["asgi-2"]
+    ordered = {step.army for step in STEPS}
+    report = phones.ask(
+        "wait_event",
+        tokens=[game["tokens"][a] for a in ordered],
+        kind="order",
+        within=EVENT_SECONDS,
+    )["pages"]
+    tokens = list(game["tokens"])
+    missing = [
+        army for army, page in zip(tokens, report, strict=True)
+        if army in ordered and not any(kind == "order" for _, _, kind in page["events"])
+    ]  # fmt: skip
+    assert not missing, f"pages that never heard of their own order: {missing}"
+
+    progress = resolved_wait(deployment, game, RESOLVED_SECONDS)
+    assert progress["resolved"] == 1, progress
+    final = phones.ask("wait_version", version=progress["version"], within=30)["pages"]
+    late = [p["versions"][-1][0] - game["deadline"] for p in final]
+    assert all(p["version"] >= progress["version"] for p in final), final
+    checked = deployment.control(
+        "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
+    )
+    assert checked["problems"] == []
+    turn = progress["turns"][0]
+    assert turn["resolved_at"] - game["deadline"] <= LATENESS, turn
+    FIGURES["across machines"] = {
+        "resolved after the deadline": turn["resolved_at"] - game["deadline"],
+        "resolved by the worker of": [
+            host for host, n in deployment.resolutions_by_host().items() if n > resolutions[host]
+        ],
+        "pages up to date after the deadline (max)": max(late),
+    }
+
+
+def test_failed_joins_are_counted_per_phone_address_by_both_machines_together(
+    deployment: Deployment, phones: Phones
+) -> None:
+    """ "joins" allows 20 failed attempts a minute per address (referees/ratelimit.py): the
+    21st is refused whichever machine gets it, a forged X-Forwarded-For does not reset the
+    count, and another phone's address has its own."""
+    # The limit's windows are whole minutes: the attempts are made inside one.
+    while time.time() % 60 > 45:
+        time.sleep(0.2)
+    before = deployment.requests_served()
+    bad = {"token": "not-a-join-token"}
+    first = phones.ask("request", method="POST", path="/api/join", body=bad, repeat=21,
+                       source=PHONE_A)["answers"]  # fmt: skip
+    served = deployment.requests_served()
+    assert all(served[name] - before[name] >= 5 for name in before), (before, served)
+    assert [a["status"] for a in first[:20]] == [403] * 20, first
+    assert first[20]["status"] == 429 and first[20]["body"]["code"] == "rate_limited", first[20]
+    forged = phones.ask(
+        "request", method="POST", path="/api/join", body=bad, source=PHONE_A,
+        headers={"X-Forwarded-For": "10.0.0.77", "X-Real-IP": "10.0.0.77",
+                 "Forwarded": "for=10.0.0.77"},
+    )["answers"]  # fmt: skip
+    assert forged[0]["status"] == 429, forged
+    other = phones.ask("request", method="POST", path="/api/join", body=bad, source=PHONE_B)
+    assert other["answers"][0]["status"] == 403, other
+
+
+def pages_on_host_reconnected(pages: list[dict[str, Any]], after: float) -> list[float]:
+    """For each page whose socket closed after ``after``: seconds until its next hello."""
+    waits = []
+    for page in pages:
+        closed = [t for t in page["closes"] if t >= after]
+        if closed:
+            hellos = [t for t in page["hellos"] if t > closed[0]]
+            waits.append(hellos[0] - closed[0] if hellos else float("inf"))
+    return waits
+
+
+def test_a_web_machine_dying_in_the_deadline_burst_loses_no_acknowledged_order(
+    deployment: Deployment, phones: Phones
+) -> None:
+    """app2 (an ASGI process and a worker) loses its network, then its processes, while the
+    Generals send their orders in the last seconds: the balancer routes around it, the pages
+    it held reconnect to app1 and catch up, the turn resolves once with every order that was
+    acknowledged; app2 comes back and takes pages again."""
+    game = tournament_start(deployment, "A machine dies")
+    pages_open(phones, game)
+    held = deployment.websockets_held()
+    assert held["asgi-2"] > 0, held
+    deadline = game["deadline"]
+    # The last seven seconds, one order every 0.9 s; the machine dies in the middle.
+    orders = orders_at(game, 0)
+    for index, order in enumerate(orders):
+        order["at"] = deadline - 7 + index * 0.9
+    asked = phones.send("orders", orders=orders, until=deadline + RESEND_AFTER_DEADLINE)
+    time.sleep(max(0.0, deadline - DIES_BEFORE_DEADLINE - time.time()))
+    died = time.time()
+    deployment.network.cut("app2")
+    deployment.host_kill("app2")
+    sent = phones.answer(asked)
+    statuses = [order["status"] for order in sent["orders"]]
+    assert all(status in (200, 409) for status in statuses), sent
+    progress = resolved_wait(deployment, game, RESOLVED_SECONDS)
+    assert progress["resolved"] == 1, progress
+    final = phones.ask("wait_version", version=progress["version"], within=60)["pages"]
+    assert all(page["version"] >= progress["version"] for page in final), final
+    checked = deployment.control(
+        "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
+    )
+    assert checked["problems"] == []
+    assert deployment.servers()["asgi-2"].startswith("DOWN"), deployment.servers()
+    reconnects = pages_on_host_reconnected(final, died)
+    FIGURES["app2 dies"] = {
+        "orders": statuses,
+        "acknowledged": statuses.count(200),
+        "resolved late by": progress["turns"][0]["resolved_at"] - deadline,
+        "pages up to date after the deadline": max(p["versions"][-1][0] for p in final) - deadline,
+        "reconnect waits": sorted(round(w, 2) for w in reconnects),
+    }
+    assert len(reconnects) >= held["asgi-2"], (held, final)
+    assert max(reconnects) < RECONNECT_SECONDS, reconnects
+
+    # app2 comes back: the same units started again; the balancer puts it back in service
+    # and new pages are given to it.
+    deployment.network.mend("app2")
+    deployment.app_start("app2")
+    deployment.wait_serving()
+    again = tournament_start(deployment, "After the return")
+    pages_open(phones, again)
+    assert deployment.websockets_held()["asgi-2"] > 0, deployment.websockets_held()
+
+
+def test_a_deadline_passing_while_the_only_worker_is_down_resolves_once_it_is_back(
+    deployment: Deployment, phones: Phones
+) -> None:
+    """Only app2 runs a worker (app1's is stopped); app2 dies across the deadline. Beat, on
+    app1, goes on sweeping: nothing resolves the turn until app2 is back, then its worker
+    resolves it once, with the orders given before."""
+    deployment.unit_stop("app1", "sl5r-worker")
+    try:
+        game = tournament_start(deployment, "The worker dies")
+        sent = phones.ask("orders", orders=orders_at(game, time.time()), until=game["deadline"])
+        assert all(order["status"] == 200 for order in sent["orders"]), sent
+        time.sleep(max(0.0, game["deadline"] - 1 - time.time()))
+        deployment.network.cut("app2")
+        deployment.host_kill("app2")
+        # Beat sweeps every 2 s and resolves 2 s after the deadline (R4's settling time):
+        # by then a worker would have resolved it.
+        time.sleep(max(0.0, game["deadline"] + WORKERLESS_SECONDS - time.time()))
+        assert deployment.control("progress", tournament=game["tournament"])["resolved"] == 0
+        back = time.time()
+        deployment.network.mend("app2")
+        deployment.app_start("app2")
+        progress = resolved_wait(deployment, game, RESOLVED_SECONDS + WORKERLESS_SECONDS)
+        assert progress["resolved"] == 1, progress
+        checked = deployment.control(
+            "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
+        )
+        assert checked["problems"] == []
+        FIGURES["the only worker dies"] = {
+            "acknowledged": len(acknowledged(sent)),
+            "resolved after the worker's host was back": progress["turns"][0]["resolved_at"] - back,
+            "resolved by": progress["turns"][0]["resolved_by"],
+        }
+    finally:
+        deployment.unit_start("app1", "sl5r-worker.service")
+        deployment.wait_serving()
+
+
+def test_the_data_host_unreachable_for_20_seconds_gives_clear_503s_and_loses_nothing(
+    deployment: Deployment, phones: Phones
+) -> None:
+    """PostgreSQL and Redis's machine drops off the network for 20 s across a deadline:
+    every request in the meantime is answered 503 with a reason, none 500 or left to the
+    balancer's timeout; the orders acknowledged before are carried out when the turn is
+    resolved after it comes back; nothing is restarted."""
+    game = tournament_start(deployment, "The data host is away")
+    pages_open(phones, game)
+    sent = phones.ask("orders", orders=orders_at(game, time.time()), until=game["deadline"])
+    assert all(order["status"] == 200 for order in sent["orders"]), sent
+    time.sleep(max(0.0, game["deadline"] - 8 - time.time()))
+    token = game["tokens"][STEPS[0].army]
+    state = f"/api/tournaments/{game['tournament']}/state"
+    orders = f"/api/tournaments/{game['tournament']}/orders/mine"
+    deployment.network.cut("data")
+    away = time.time()
+    answers = []
+    try:
+        while time.time() < away + ASKING_SECONDS:
+            asked = time.time()
+            # A page's read and a General's order, in turn.
+            request = (
+                {"method": "GET", "path": state}
+                if len(answers) % 2 == 0
+                else {"method": "PUT", "path": orders, "body": STEPS[0].api_body(1)}
+            )
+            reply = phones.ask("request", token=token, **request)["answers"][0]
+            answers.append((round(time.time() - asked, 2), reply["status"], reply["body"]))
+    finally:
+        time.sleep(max(0.0, away + DATA_AWAY_SECONDS - time.time()))
+        deployment.network.mend("data")
+    assert answers, "no request was made while the data host was away"
+    assert all(status == 503 for _, status, _ in answers), answers
+    assert all(isinstance(body, dict) and body.get("code") for _, _, body in answers), answers
+    assert max(seconds for seconds, _, _ in answers) < OUTAGE_ANSWER_SECONDS, answers
+
+    progress = resolved_wait(deployment, game, RESOLVED_SECONDS + DATA_AWAY_SECONDS)
+    assert progress["resolved"] == 1, progress
+    final = phones.ask("wait_version", version=progress["version"], within=60)["pages"]
+    assert all(page["version"] >= progress["version"] for page in final), final
+    checked = deployment.control(
+        "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
+    )
+    assert checked["problems"] == []
+    back = away + DATA_AWAY_SECONDS
+    FIGURES["the data host away 20 s"] = {
+        "requests while away (seconds to answer, status)": [a[:2] for a in answers],
+        "resolved after it was back": progress["turns"][0]["resolved_at"] - back,
+        "pages up to date after it was back": max(p["versions"][-1][0] for p in final) - back,
+    }
