@@ -89,6 +89,18 @@ def test_the_balancer_configuration_passes_haproxy_check_as_a_server_fills_it(
     assert "WARNING" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
+def test_the_balancer_takes_more_asgi_processes_from_the_environment_alone() -> None:
+    """A league's sizing wants about four processes: SL5R_ASGI_3 … _8 are servers of every
+    backend when set (a bad one is caught in each), and nothing when not."""
+    four = haproxy_check({"SL5R_ASGI_3": "127.0.0.1:8003", "SL5R_ASGI_4": "127.0.0.1:8004"})
+    assert four.returncode == 0, four.stdout + four.stderr
+
+    wrong = haproxy_check({"SL5R_ASGI_8": "not an address"})
+    assert wrong.returncode != 0
+    for backend in ("asgi", "asgi_writes", "asgi_ws", "asgi_reachable"):
+        assert f"'server {backend}/asgi-8'" in wrong.stdout + wrong.stderr, backend
+
+
 def test_a_mistake_in_the_balancer_environment_is_caught_by_the_check() -> None:
     """The check is no formality: an address that is not one fails it."""
     result = haproxy_check({"SL5R_ASGI_1": "not an address"})
