@@ -46,7 +46,7 @@ DATA_AWAY_SECONDS = 20.0
 # A 503 while the database is away comes after its timeouts (a kept connection's 5 s, a new
 # one's 3 s): well within this, and far from the balancer's own 60 s, even on a busy machine.
 OUTAGE_ANSWER_SECONDS = 25.0
-ASKING_SECONDS = 8.0  # requests are sent this long into the outage (each answered before its end)
+ASKING_SECONDS = 12.0  # requests are sent this long into the outage (a read, an order, …)
 FIGURES: dict[str, Any] = {}  # what the stories measured, printed at the end of the module
 EVENT_SECONDS = 15.0  # for a live event to arrive: this checks arrival, not speed
 
@@ -316,7 +316,7 @@ def test_the_data_host_unreachable_for_20_seconds_gives_clear_503s_and_loses_not
     finally:
         time.sleep(max(0.0, away + DATA_AWAY_SECONDS - time.time()))
         deployment.network.mend("data")
-    assert answers, "no request was made while the data host was away"
+    assert len(answers) >= 2, f"not both a read and an order while it was away: {answers}"
     assert all(status == 503 for _, status, _ in answers), answers
     assert all(isinstance(body, dict) and body.get("code") for _, _, body in answers), answers
     assert max(seconds for seconds, _, _ in answers) < OUTAGE_ANSWER_SECONDS, answers
