@@ -85,6 +85,26 @@ def acknowledged(sent: dict[str, Any]) -> list[list[Any]]:
     ]
 
 
+def turn_kept(
+    deployment: Deployment, phones: Phones, game: dict[str, Any], sent: dict[str, Any],
+    *, after: float, pages: bool = True,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
+    """Wait for the turn (at most ``after`` seconds past its deadline), then check what must
+    hold whatever happened: resolved exactly once, with every order that was acknowledged,
+    and (``pages``) on every page. The progress, and the pages' reports."""
+    progress = resolved_wait(deployment, game, after)
+    assert progress["resolved"] == 1, progress
+    final: list[dict[str, Any]] = []
+    if pages:
+        final = phones.ask("wait_version", version=progress["version"], within=60)["pages"]
+        assert all(page["version"] >= progress["version"] for page in final), final
+    checked = deployment.control(
+        "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
+    )
+    assert checked["problems"] == []
+    return progress, final
+
+
 def pages_open(phones: Phones, game: dict[str, Any]) -> None:
     """Every General's page open and showing the state."""
     tokens = list(game["tokens"].values())
@@ -135,15 +155,8 @@ def test_an_order_served_by_one_machine_reaches_a_page_held_by_the_other(
     ]  # fmt: skip
     assert not missing, f"pages that never heard of their own order: {missing}"
 
-    progress = resolved_wait(deployment, game, RESOLVED_SECONDS)
-    assert progress["resolved"] == 1, progress
-    final = phones.ask("wait_version", version=progress["version"], within=30)["pages"]
+    progress, final = turn_kept(deployment, phones, game, sent, after=RESOLVED_SECONDS)
     late = [p["versions"][-1][0] - game["deadline"] for p in final]
-    assert all(p["version"] >= progress["version"] for p in final), final
-    checked = deployment.control(
-        "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
-    )
-    assert checked["problems"] == []
     turn = progress["turns"][0]
     assert turn["resolved_at"] - game["deadline"] <= LATENESS, turn
     FIGURES["across machines"] = {
@@ -217,14 +230,7 @@ def test_a_web_machine_dying_in_the_deadline_burst_loses_no_acknowledged_order(
     sent = phones.answer(asked)
     statuses = [order["status"] for order in sent["orders"]]
     assert all(status in (200, 409) for status in statuses), sent
-    progress = resolved_wait(deployment, game, RESOLVED_SECONDS)
-    assert progress["resolved"] == 1, progress
-    final = phones.ask("wait_version", version=progress["version"], within=60)["pages"]
-    assert all(page["version"] >= progress["version"] for page in final), final
-    checked = deployment.control(
-        "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
-    )
-    assert checked["problems"] == []
+    progress, final = turn_kept(deployment, phones, game, sent, after=RESOLVED_SECONDS)
     assert deployment.servers()["asgi-2"].startswith("DOWN"), deployment.servers()
     reconnects = pages_on_host_reconnected(final, died)
     FIGURES["app2 dies"] = {
@@ -268,16 +274,13 @@ def test_a_deadline_passing_while_the_only_worker_is_down_resolves_once_it_is_ba
         back = time.time()
         deployment.network.mend("app2")
         deployment.app_start("app2")
-        progress = resolved_wait(deployment, game, RESOLVED_SECONDS + WORKERLESS_SECONDS)
-        assert progress["resolved"] == 1, progress
-        checked = deployment.control(
-            "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
-        )
-        assert checked["problems"] == []
+        progress, _ = turn_kept(
+            deployment, phones, game, sent, after=RESOLVED_SECONDS + WORKERLESS_SECONDS,
+            pages=False,
+        )  # fmt: skip
         FIGURES["the only worker dies"] = {
             "acknowledged": len(acknowledged(sent)),
             "resolved after the worker's host was back": progress["turns"][0]["resolved_at"] - back,
-            "resolved by": progress["turns"][0]["resolved_by"],
         }
     finally:
         deployment.unit_start("app1", "sl5r-worker.service")
@@ -321,14 +324,9 @@ def test_the_data_host_unreachable_for_20_seconds_gives_clear_503s_and_loses_not
     assert all(isinstance(body, dict) and body.get("code") for _, _, body in answers), answers
     assert max(seconds for seconds, _, _ in answers) < OUTAGE_ANSWER_SECONDS, answers
 
-    progress = resolved_wait(deployment, game, RESOLVED_SECONDS + DATA_AWAY_SECONDS)
-    assert progress["resolved"] == 1, progress
-    final = phones.ask("wait_version", version=progress["version"], within=60)["pages"]
-    assert all(page["version"] >= progress["version"] for page in final), final
-    checked = deployment.control(
-        "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
+    progress, final = turn_kept(
+        deployment, phones, game, sent, after=RESOLVED_SECONDS + DATA_AWAY_SECONDS
     )
-    assert checked["problems"] == []
     back = away + DATA_AWAY_SECONDS
     FIGURES["the data host away 20 s"] = {
         "requests while away (seconds to answer, status)": [a[:2] for a in answers],
