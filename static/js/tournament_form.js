@@ -57,7 +57,10 @@ function draw(lineup) {
     const swatch = document.createElement("span");
     swatch.className = `swatch swatch-${clan.id}`;
     swatch.setAttribute("aria-hidden", "true");
-    th.append(swatch, clan.name);
+    const name = document.createElement("span");
+    name.className = "lineup-clan";
+    name.textContent = clan.name;
+    th.append(swatch, name);
     const rolesCell = document.createElement("td");
     rolesCell.textContent = roles ? rolesText(roles) : "—";
     const note = document.createElement("td");

@@ -182,4 +182,8 @@ def test_the_organisers_pages_fit_a_phone_in_russian(
     expect(page.locator("#lineup-body tr")).to_have_count(8)
     expect(page.locator("#lineup-body")).to_contain_text("Даймё")
     assert fits_the_width(page)
+    # The table itself fits too: its note column is not left past the edge, to scroll to.
+    wrap = page.locator("#lineup-table-wrap")
+    widths = wrap.evaluate("w => [w.scrollWidth, w.clientWidth]")
+    assert widths[0] <= widths[1], f"the line-up table scrolls: {widths}"
     snap(page, "organiser-new-tournament-ru")
