@@ -60,6 +60,7 @@ DIFFERENCES = (
     "LimitNOFILE: at most this machine's hard limit, and HAProxy's maxconn lowered to fit",
     "HAProxy in the foreground (-db), not Debian's unit (-Ws, systemd's notification)",
     "PostgreSQL made by initdb in the run's folder, fsync off (nothing outlives the run)",
+    "Redis without snapshots (--save '', no append-only file): nothing outlives the run",
 )
 READY_SECONDS = 60.0
 POLL_SECONDS = 0.1
