@@ -131,6 +131,14 @@ class Venue:
                 self.process.wait(timeout=10)
 
 
+def ctrl_c_heard() -> None:
+    """In the child, before exec: SIGINT back to its default. A shell runs a background job
+    (CI started with ``&``) with SIGINT ignored, an ignored signal stays ignored across exec,
+    and then neither Python nor Twisted installs its handler: ``make venue`` never heard the
+    Ctrl-C ``Venue.stop`` sends, and each teardown waited 30 s for the SIGKILL."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def venue_environment(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in CLEARED}
     env.update(
@@ -159,6 +167,7 @@ def venue_starter(venue_env: dict[str, str], tmp_path: Path) -> Iterator[Callabl
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # make and manage.py stop together
+                preexec_fn=ctrl_c_heard,
             )
         venue = Venue(port=port, process=process, log=log, tls=bool(extra and "TLS_CERT" in extra))
         started.append(venue)
