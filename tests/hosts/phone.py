@@ -26,6 +26,7 @@ import json
 import ssl
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -44,6 +45,12 @@ FETCH_TIMEOUT = 10.0
 RESEND = 0.5  # a General taps "send" again about this often while the site is restarting
 
 
+def phase_of(tournament: dict[str, Any]) -> str | None:
+    """The tournament's phase as a state says it (its clock's)."""
+    phase = (tournament.get("clock") or {}).get("phase")
+    return str(phase) if phase else None
+
+
 @dataclass
 class Page:
     tournament: int
@@ -55,9 +62,12 @@ class Page:
     events: list[tuple[float, int, str]] = field(default_factory=list)  # (when, version, kind)
     fetch_failures: int = 0
     heard: int = -1  # the newest version the server named
+    phase: str = ""  # the tournament's, in the state last shown
     fetching: bool = False
 
-    def show(self, version: int) -> None:
+    def show(self, version: int, phase: str | None = None) -> None:
+        if phase:
+            self.phase = phase
         if version > self.version:
             self.version = version
             self.versions.append((time.time(), version))
@@ -65,6 +75,7 @@ class Page:
     def report(self) -> dict[str, Any]:
         return {
             "version": self.version,
+            "phase": self.phase,
             "hellos": self.hellos,
             "closes": self.closes,
             "versions": self.versions,
@@ -79,6 +90,7 @@ class Phones:
         self.context = ssl.create_default_context(cafile=ca)
         self.pages: list[Page] = []
         self.tasks: set[asyncio.Task[Any]] = set()
+        self.news = asyncio.Event()  # set whenever a page records something (``until``)
 
     def client(self, source: str | None = None) -> httpx.AsyncClient:
         """A phone's connection; ``source``: the phone's address, when the host has several."""
@@ -103,6 +115,7 @@ class Phones:
                 except (OSError, InvalidHandshake, ConnectionClosed, TimeoutError):
                     pass
                 page.closes.append(time.time())
+                self.news.set()
                 await asyncio.sleep(BACKOFF[min(failures, len(BACKOFF) - 1)])
                 failures += 1
 
@@ -127,6 +140,7 @@ class Phones:
             async for raw in socket:
                 heard = time.monotonic()
                 self.on_message(page, json.loads(raw), http)
+                self.news.set()
         finally:
             ping_task.cancel()
 
@@ -151,7 +165,7 @@ class Phones:
                 return
             state = message.get("state") or {}
             if state.get("tournament", {}).get("version", -1) >= page.version:
-                page.show(int(state["tournament"]["version"]))
+                page.show(int(state["tournament"]["version"]), phase_of(state["tournament"]))
                 if page.version >= page.heard:
                     return
             self.refresh(page, http)
@@ -185,13 +199,15 @@ class Phones:
                 timeout=FETCH_TIMEOUT,
             )
             if response.status_code == 200:
-                page.show(int(response.json()["tournament"]["version"]))
+                shown = response.json()["tournament"]
+                page.show(int(shown["version"]), phase_of(shown))
             else:
                 page.fetch_failures += 1
         except httpx.TransportError:  # a timeout too
             page.fetch_failures += 1
         finally:
             page.fetching = False
+            self.news.set()
 
     async def pages_open(
         self, *, tournament: int, tokens: list[str], within: float
@@ -201,32 +217,43 @@ class Phones:
         for page in new:
             task = asyncio.create_task(self.page_run(page))
             self.tasks.add(task)
-        end = time.monotonic() + within
-        while not all(page.hellos and page.version >= 0 for page in new):
-            if time.monotonic() > end:
-                break
-            await asyncio.sleep(0.05)
+        await self.until(lambda: all(page.hellos and page.version >= 0 for page in new), within)
         return {"opened": sum(1 for page in new if page.hellos and page.version >= 0)}
 
     async def wait_version(self, *, version: int, within: float) -> dict[str, Any]:
-        end = time.monotonic() + within
-        while any(page.version < version for page in self.pages) and time.monotonic() < end:
-            await asyncio.sleep(0.05)
+        await self.until(lambda: all(page.version >= version for page in self.pages), within)
+        return self.pages_report()
+
+    async def wait_phase(self, *, phase: str, within: float) -> dict[str, Any]:
+        """Until every page shows the tournament in ``phase`` (a one-turn game's "finished":
+        its turn is resolved)."""
+        await self.until(lambda: all(page.phase == phase for page in self.pages), within)
         return self.pages_report()
 
     async def wait_event(self, *, tokens: list[str], kind: str, within: float) -> dict[str, Any]:
         """Until the pages of ``tokens`` have each had an event of ``kind``."""
-        end = time.monotonic() + within
-
-        def waiting() -> list[Page]:
-            return [
-                page for page in self.pages
-                if page.token in tokens and not any(k == kind for _, _, k in page.events)
-            ]  # fmt: skip
-
-        while waiting() and time.monotonic() < end:
-            await asyncio.sleep(0.05)
+        await self.until(
+            lambda: all(
+                any(k == kind for _, _, k in page.events)
+                for page in self.pages
+                if page.token in tokens
+            ),
+            within,
+        )
         return self.pages_report()
+
+    async def until(self, done: Callable[[], bool], within: float) -> None:
+        """Until ``done()`` or ``within`` seconds: woken by each thing a page records."""
+        end = time.monotonic() + within
+        while not done():
+            self.news.clear()
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self.news.wait(), left)
+            except asyncio.TimeoutError:
+                return
 
     def pages_report(self) -> dict[str, Any]:
         return {"pages": [page.report() for page in self.pages]}

@@ -87,17 +87,15 @@ def acknowledged(sent: dict[str, Any]) -> list[list[Any]]:
 
 def turn_kept(
     deployment: Deployment, phones: Phones, game: dict[str, Any], sent: dict[str, Any],
-    *, after: float, pages: bool = True,
+    *, after: float,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
     """Wait for the turn (at most ``after`` seconds past its deadline), then check what must
     hold whatever happened: resolved exactly once, with every order that was acknowledged,
-    and (``pages``) on every page. The progress, and the pages' reports."""
-    progress = resolved_wait(deployment, game, after)
+    and on every page. The progress, and the pages' reports."""
+    progress = resolved_wait(deployment, phones, game, after)
     assert progress["resolved"] == 1, progress
-    final: list[dict[str, Any]] = []
-    if pages:
-        final = phones.ask("wait_version", version=progress["version"], within=60)["pages"]
-        assert all(page["version"] >= progress["version"] for page in final), final
+    final = phones.ask("wait_version", version=progress["version"], within=60)["pages"]
+    assert all(page["version"] >= progress["version"] for page in final), final
     checked = deployment.control(
         "check", tournament=game["tournament"], turns=1, acknowledged=acknowledged(sent)
     )
@@ -112,14 +110,21 @@ def pages_open(phones: Phones, game: dict[str, Any]) -> None:
     assert opened["opened"] == len(tokens), opened
 
 
-def resolved_wait(deployment: Deployment, game: dict[str, Any], after: float) -> dict[str, Any]:
-    """The turn's progress once it is resolved, or ``after`` seconds past its deadline."""
-    end = time.monotonic() + (game["deadline"] - time.time()) + after
-    while True:
-        progress = deployment.control("progress", tournament=game["tournament"])
-        if progress["resolved"] >= 1 or time.monotonic() > end:
-            return progress
-        time.sleep(0.5)
+def resolved_wait(
+    deployment: Deployment, phones: Phones, game: dict[str, Any], after: float
+) -> dict[str, Any]:
+    """The turn's progress once the pages show it resolved (the one-turn game finished), or
+    ``after`` seconds past its deadline: the pages hear it as a phone would, the database is
+    read once."""
+    within = max(0.0, game["deadline"] - time.time()) + after
+    phones.ask("wait_phase", phase="finished", within=within, timeout=within + 30)
+    return deployment.control("progress", tournament=game["tournament"])
+
+
+def scenario_moment(at: float) -> None:
+    """Until ``at`` (seconds since the epoch): a fault is made at a set time before or after a
+    deadline, which is the scenario itself, not an event to wait for."""
+    time.sleep(max(0.0, at - time.time()))
 
 
 def test_an_order_served_by_one_machine_reaches_a_page_held_by_the_other(
@@ -175,8 +180,8 @@ def test_failed_joins_are_counted_per_phone_address_by_both_machines_together(
     21st is refused whichever machine gets it, a forged X-Forwarded-For does not reset the
     count, and another phone's address has its own."""
     # The limit's windows are whole minutes: the attempts are made inside one.
-    while time.time() % 60 > 45:
-        time.sleep(0.2)
+    if time.time() % 60 > 45:
+        scenario_moment(time.time() // 60 * 60 + 60)
     before = deployment.requests_served()
     bad = {"token": "not-a-join-token"}
     first = phones.ask("request", method="POST", path="/api/join", body=bad, repeat=21,
@@ -223,7 +228,7 @@ def test_a_web_machine_dying_in_the_deadline_burst_loses_no_acknowledged_order(
     for index, order in enumerate(orders):
         order["at"] = deadline - 7 + index * 0.9
     asked = phones.send("orders", orders=orders, until=deadline + RESEND_AFTER_DEADLINE)
-    time.sleep(max(0.0, deadline - DIES_BEFORE_DEADLINE - time.time()))
+    scenario_moment(deadline - DIES_BEFORE_DEADLINE)
     died = time.time()
     deployment.network.cut("app2")
     deployment.host_kill("app2")
@@ -262,21 +267,21 @@ def test_a_deadline_passing_while_the_only_worker_is_down_resolves_once_it_is_ba
     deployment.unit_stop("app1", "sl5r-worker")
     try:
         game = tournament_start(deployment, "The worker dies")
+        pages_open(phones, game)
         sent = phones.ask("orders", orders=orders_at(game, time.time()), until=game["deadline"])
         assert all(order["status"] == 200 for order in sent["orders"]), sent
-        time.sleep(max(0.0, game["deadline"] - 1 - time.time()))
+        scenario_moment(game["deadline"] - 1)
         deployment.network.cut("app2")
         deployment.host_kill("app2")
         # Beat sweeps every 2 s and resolves 2 s after the deadline (R4's settling time):
         # by then a worker would have resolved it.
-        time.sleep(max(0.0, game["deadline"] + WORKERLESS_SECONDS - time.time()))
+        scenario_moment(game["deadline"] + WORKERLESS_SECONDS)
         assert deployment.control("progress", tournament=game["tournament"])["resolved"] == 0
         back = time.time()
         deployment.network.mend("app2")
         deployment.app_start("app2")
         progress, _ = turn_kept(
-            deployment, phones, game, sent, after=RESOLVED_SECONDS + WORKERLESS_SECONDS,
-            pages=False,
+            deployment, phones, game, sent, after=RESOLVED_SECONDS + WORKERLESS_SECONDS
         )  # fmt: skip
         FIGURES["the only worker dies"] = {
             "acknowledged": len(acknowledged(sent)),
@@ -298,7 +303,7 @@ def test_the_data_host_unreachable_for_20_seconds_gives_clear_503s_and_loses_not
     pages_open(phones, game)
     sent = phones.ask("orders", orders=orders_at(game, time.time()), until=game["deadline"])
     assert all(order["status"] == 200 for order in sent["orders"]), sent
-    time.sleep(max(0.0, game["deadline"] - 8 - time.time()))
+    scenario_moment(game["deadline"] - 8)
     token = game["tokens"][STEPS[0].army]
     state = f"/api/tournaments/{game['tournament']}/state"
     orders = f"/api/tournaments/{game['tournament']}/orders/mine"
@@ -317,7 +322,7 @@ def test_the_data_host_unreachable_for_20_seconds_gives_clear_503s_and_loses_not
             reply = phones.ask("request", token=token, **request)["answers"][0]
             answers.append((round(time.time() - asked, 2), reply["status"], reply["body"]))
     finally:
-        time.sleep(max(0.0, away + DATA_AWAY_SECONDS - time.time()))
+        scenario_moment(away + DATA_AWAY_SECONDS)
         deployment.network.mend("data")
     assert len(answers) >= 2, f"not both a read and an order while it was away: {answers}"
     assert all(status == 503 for _, status, _ in answers), answers
