@@ -495,7 +495,20 @@ def test_a_karo_may_not_declare(api: Api, make_game: Callable[..., Game]) -> Non
 
 
 def test_the_judge_declares_for_any_clan(api: Api, planning: Game, judge_key: str) -> None:
-    assert declare(api, planning, "crab", judge_key).status_code == 200
+    """R3.1: the judge's declaration for a clan is stored (its armies placed where he said)
+    and logged in his name, and nobody else's armies move."""
+    crab = sorted(p.army.code for p in planning.players if p.clan == "crab" and p.army)
+    assert planning.board()["armies"] == {}
+
+    response = declare(api, planning, "crab", judge_key)
+
+    assert response.status_code == 200, response.content
+    placed = {code: spot["province"] for code, spot in planning.board()["armies"].items()}
+    assert placed == start_positions("crab", crab)
+    entry = LogEntry.objects.get(tournament=planning.id, action="start_positions")
+    assert entry.actor == planning.judge_actor.label
+    assert entry.data["clan"] == "crab"
+    assert entry.data["positions"] == start_positions("crab", crab)
 
 
 def test_anonymous_may_not_declare(api: Api, planning: Game) -> None:

@@ -20,9 +20,12 @@ import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from referees.kernel import CLOCK
 from referees.models import LogEntry, Tournament
 from referees.services import Actor, TournamentError, clock_resolve_now, clock_tick
+from referees.services import clock as clock_service
 from strategic_map.models import Turn
+from strategic_map.selectors import campaign_open_turn
 
 JOIN_SECONDS = 60.0
 JUDGE = Actor(label="judge race", judge=True)
@@ -207,6 +210,47 @@ def test_resolve_now_racing_the_clock_resolves_only_the_turn_the_judge_saw(
 
     # then
     assert_each_turn_resolved_once(tournament, 1)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("second", ["clock", "judge"])
+def test_a_caller_that_read_the_turn_open_before_it_was_resolved_resolves_nothing(
+    second: str,
+    make_running_tournament: Callable[..., Tournament],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R4, R11: a turn is resolved once even by a caller that gets past the tournament's lock.
+
+    The races above never reach ``turn_resolve`` twice: the lock lets one caller in at a
+    time and each reads the open turn under it. Here the second caller read turn 1 open
+    before the clock's resolution committed (a stale read, as a path that read it before
+    the lock would make) and gets the lock after that commit: a clock's tick at turn 2's
+    deadline, or a judge's "resolve now" for turn 1. The conditional update in
+    ``turn_resolve`` (only an OPEN turn becomes RESOLVING) is what stops it."""
+    # given: turn 1 read open, then resolved by the clock, and turn 2 open
+    tournament = make_running_tournament(turn_seconds=60, turns_total=1000)
+    stale = campaign_open_turn(tournament.campaign)
+    assert stale is not None and stale.number == 1
+    resolved_at = current_deadline(tournament)
+    assert clock_tick(tournament_id=tournament.pk, now=resolved_at)
+    board = Tournament.objects.get(pk=tournament.pk).campaign.board
+
+    # when: the stale caller, with turn 2 due, still holds turn 1 as the open turn
+    monkeypatch.setattr(clock_service, "campaign_open_turn", lambda campaign: stale)
+    later = current_deadline(tournament)
+    if second == "clock":
+        assert clock_tick(tournament_id=tournament.pk, now=later) is False
+    else:
+        with pytest.raises(TournamentError) as refused:
+            clock_resolve_now(tournament_id=tournament.pk, actor=JUDGE, now=later, turn=1)
+        assert refused.value.code == "busy"
+    monkeypatch.undo()
+
+    # then: turn 1 resolved once, by the clock, turn 2 opened once, the board as it was
+    assert_each_turn_resolved_once(tournament, 1)
+    turn1 = Turn.objects.get(campaign=tournament.campaign_id, number=1)
+    assert (turn1.resolved_at, turn1.resolved_by) == (resolved_at, CLOCK.label)
+    assert Tournament.objects.get(pk=tournament.pk).campaign.board == board
 
 
 @pytest.mark.postgres

@@ -4,23 +4,28 @@ An order is late by when its request arrived (``sl5r.serving.threaded_http`` sta
 request waits for a thread), not by when its view runs, and the clocks resolve a running
 turn ``SL5R_ORDER_SETTLE_SECONDS`` after its deadline, so that the orders still waiting for
 a thread are stored first. tests/conftest.py turns the window off for the other tests; it is
-on here. The in-process tests give a request its arrival as the server would (the environ
-key ``RECEIVED_AT``); the last test sends a burst to a real ``manage.py serve``.
+on here. Most in-process tests give a request its arrival as the server would (the environ
+key ``RECEIVED_AT``); one sends it through the server's HTTP application, where the stamp is
+made (``request_arrival``); the last tests send a burst to a real ``manage.py serve``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connections, transaction
+from django.core.asgi import get_asgi_application
+from django.core.wsgi import get_wsgi_application
+from django.db import connection, connections, transaction
 from django.utils import timezone
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
@@ -31,7 +36,8 @@ from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.mapgraph import rokugan_map
 from sl5r.rules.turn import Order as RulesOrder
 from sl5r.rules.turn import order_check
-from sl5r.serving.threaded_http import RECEIVED_AT
+from sl5r.serving.arrival import arrival_forget, arrival_note
+from sl5r.serving.threaded_http import RECEIVED_AT, ArrivalStamped, ThreadedWsgiHttp
 from strategic_map.models import Order, Turn
 from strategic_map.selectors import campaign_open_turn, campaign_turn_state
 from tests.live_clients import http_client
@@ -39,6 +45,7 @@ from tests.referees import test_clock_serve, test_tasks
 from tests.referees.conftest import Api, Game
 from tests.referees.test_clock_serve import free_port, wait_until
 from tests.referees.test_tasks import Sent
+from tests.serving.test_threaded_http import scope
 
 SETTLE = timedelta(seconds=2)
 MOVE = {"kind": "move", "path": ["shinomen-mori"]}  # crab-1 starts in crab-hida
@@ -178,6 +185,79 @@ def test_an_order_that_arrived_during_a_turn_resolved_since_is_refused_not_moved
         assert refused.json()["code"] == "late"
     assert in_turn2.status_code == 200, in_turn2.content
     assert list(Order.objects.values_list("turn__number", "army__code")) == [(2, "crab-1")]
+
+
+async def answered(application: Any, request: dict[str, Any], body: bytes) -> tuple[int, bytes]:
+    """``request`` with ``body`` through an ASGI ``application``: its status and body."""
+    parts = [body]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if not parts:
+            await asyncio.sleep(3600)  # a client that stays: the answer comes first
+        return {"type": "http.request", "body": parts.pop(), "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await application(request, receive, send)
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("http", ["threads", "django"])
+def test_r4_an_order_is_judged_by_the_stamp_the_server_gave_its_request(
+    http: str,
+    make_running_tournament: Callable[..., Tournament],
+    monkeypatch: pytest.MonkeyPatch,
+    settle: timedelta,
+) -> None:
+    """R4 along the path a request's arrival takes (sl5r/serving/arrival.py): the kernel
+    stamped the client's last bytes 300 ms before the deadline (``arrival_note``), and the
+    server's HTTP application (``SL5R_HTTP``: the pool, or Django's handler behind
+    ``ArrivalStamped``) takes the request in 500 ms after it. ``request_arrival`` gives it
+    the kernel's moment, and the order is stored dated by it, not refused as late."""
+    # given: the deadline half a second ago; the request's bytes came in before it
+    monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", 0)  # none left open after
+    tournament = make_running_tournament(player_count=8, turn_seconds=600)
+    move = moves_of(tournament)[0]
+    deadline = timezone.now() - timedelta(milliseconds=500)
+    deadline_set(tournament.pk, deadline)
+    stamp = (deadline - timedelta(milliseconds=300)).timestamp()
+    phone = ("192.0.2.41", 40123)
+    arrival_note(phone, stamp)
+    application = (
+        ThreadedWsgiHttp(get_wsgi_application(), threads=1)
+        if http == "threads"
+        else ArrivalStamped(get_asgi_application())
+    )
+    body = json.dumps({"kind": "move", "path": [move.target]}).encode()
+    request = {
+        **scope(
+            "PUT",
+            f"/api/tournaments/{tournament.pk}/orders/mine",
+            [
+                (b"host", b"localhost"),
+                (b"authorization", f"Bearer {move.token}".encode()),
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        ),
+        "client": phone,
+    }
+
+    # when
+    try:
+        status, answer = asyncio.run(answered(application, request, body))
+    finally:
+        arrival_forget(phone)
+
+    # then: stored, dated by the kernel's stamp
+    assert status == 200, answer
+    stored = Order.objects.get(army__code=move.code)
+    assert stored.created_at == datetime.fromtimestamp(stamp, dt_timezone.utc)
+    assert stored.created_at < deadline < timezone.now()
 
 
 # --- The clocks wait for the settle window ---------------------------------------------------
