@@ -13,7 +13,10 @@
   state fetched over HTTP after every ``hello`` that differs from it (or follows a
   reconnect) and after every event newer than it;
 - ``Play``: the scenario of ``tests.faults.scenario`` given over HTTP by the Generals,
-  recording which orders were acknowledged and each turn's progress as the reference does.
+  recording which orders were acknowledged and each turn's progress as the reference does;
+  each turn held open until its orders are in, then its time left set by the judge;
+- ``moment_wait``: until a moment of the scenario (a deadline passed by so much), which no
+  event announces.
 """
 
 from __future__ import annotations
@@ -39,10 +42,18 @@ from typing import Any
 import httpx
 import pytest
 import redis
+from django.utils import timezone
 
+from referees.services import Actor
 from sl5r.cluster import BALANCER_SOURCE, HAPROXY_CONF, balancer_maxconn
 from strategic_map.models import Order
-from tests.faults.scenario import OrderStep, Progress, turn_progress
+from tests.faults.scenario import (
+    OrderStep,
+    Progress,
+    time_left_seconds,
+    time_left_set,
+    turn_progress,
+)
 from tests.live_clients import WebSocket, http_client
 from tests.referees.celery_processes import Service
 from tests.referees.test_clock_serve import free_port, wait_until
@@ -386,30 +397,68 @@ class Play:
     each one answered 2xx is recorded as acknowledged, with the id of the order row whose
     ``given_at`` the answer names. The turns are followed in the database, one snapshot per
     read (``turn_progress``), as the scenario's reference records them.
+
+    The tournament's turns are held open (``scenario.HELD_TURN_SECONDS``): once a turn's
+    orders are in, ``time_left_set`` has the judge (``judge``: his API key; ``actor``: how the
+    log names him) set its time left, and the clock resolves it at that deadline.
     """
 
-    def __init__(self, tournament_id: int, tokens: dict[str, str], *, port: int) -> None:
+    def __init__(
+        self,
+        tournament_id: int,
+        tokens: dict[str, str],
+        *,
+        port: int,
+        judge: str,
+        actor: Actor,
+    ) -> None:
         self.tournament_id = tournament_id
         self.tokens = tokens
         self.port = port
+        self.judge = judge
+        self.actor = actor
         self.acknowledged: dict[int, list[int]] = {}
         self.progress: dict[int, Progress] = {}
+        self.clock_settings = 0  # the judge's, one a turn
+
+    def _sent(self, method: str, path: str, token: str, body: Any = None) -> Reply:
+        reply = call(self.port, method, path, token=token, body=body)
+        # Just after a restart the balancer may not have put the server back in yet (its
+        # next health check, at most half a second later): it answers 503 "unavailable"
+        # and the request is sent again, as the page tells its user to.
+        for _ in range(BALANCER_RETRIES):
+            if reply.status != 503 or b'"unavailable"' not in reply.body:
+                break
+            time.sleep(BALANCER_RETRY_SECONDS)
+            reply = call(self.port, method, path, token=token, body=body)
+        return reply
 
     def send(self, turn: int, step: OrderStep) -> Reply:
         """One General's order for ``turn``, as his phone sends it; the answer, unchecked."""
         path = f"/api/tournaments/{self.tournament_id}/orders/mine"
         body = step.api_body(turn)
         method = "DELETE" if body is None else "PUT"
-        reply = call(self.port, method, path, token=self.tokens[step.army], body=body)
-        # Just after a restart the balancer may not have put the server back in yet (its
-        # next health check, at most half a second later): it answers 503 "unavailable"
-        # and the General sends the order again, as the page tells him to.
-        for _ in range(BALANCER_RETRIES):
-            if reply.status != 503 or b'"unavailable"' not in reply.body:
-                break
-            time.sleep(BALANCER_RETRY_SECONDS)
-            reply = call(self.port, method, path, token=self.tokens[step.army], body=body)
+        return self._sent(method, path, self.tokens[step.army], body)
+
+    def time_left_set(self, turn: int, seconds: float) -> Reply:
+        """The judge gives the open turn ``turn`` about ``seconds`` left, as at his console
+        (``POST …/clock/extend`` by the difference); the answer, 200."""
+        progress = turn_progress(self.tournament_id)
+        assert (progress.resolved, progress.open_turn) == (turn - 1, turn), progress
+        assert progress.deadline is not None, progress
+        asked = time_left_seconds(progress.deadline, seconds, timezone.now())
+        path = f"/api/tournaments/{self.tournament_id}/clock/extend"
+        reply = self._sent("POST", path, self.judge, {"seconds": asked})
+        assert reply.status == 200, f"turn {turn}: time left: {reply.status} {reply.body!r}"
+        self.clock_settings += 1
         return reply
+
+    def time_left_set_directly(self, turn: int, seconds: float) -> datetime:
+        """``time_left_set`` through the judge's service in this process, for when no server
+        could take the judge's request (stopped, or its database refusing it); the deadline."""
+        deadline = time_left_set(self.tournament_id, turn=turn, seconds=seconds, actor=self.actor)
+        self.clock_settings += 1
+        return deadline
 
     def give(self, turn: int, steps: Sequence[OrderStep]) -> list[Reply]:
         """Send ``steps`` one after the other; each must be acknowledged (2xx)."""
@@ -449,6 +498,7 @@ class Play:
             time.sleep(POLL_SECONDS)
 
     def wait_open(self, turn: int, timeout: float) -> Progress:
+        """Wait until ``turn`` is open; it is held open, so it cannot end unseen."""
         progress = self.wait(
             f"turn {turn} to open",
             lambda p: p.resolved >= turn or (p.open_turn or 0) >= turn,
@@ -468,3 +518,11 @@ class Play:
         assert progress.resolved == turn, f"turn {turn}: more turns resolved: {progress}"
         self.progress[turn] = progress
         return progress
+
+
+def moment_wait(moment: datetime) -> None:
+    """Until the wall clock reads ``moment``: a deadline passed by so much is a moment, not
+    an event, so there is nothing to await; one sleep to it (the loop only guards an early
+    wake)."""
+    while (left := (moment - timezone.now()).total_seconds()) > 0:
+        time.sleep(left)

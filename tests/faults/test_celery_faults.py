@@ -9,10 +9,16 @@ scenario played without the fault (in this process, ``scenario_reference``).
 Every worker consumes the default queue and one of its own, so the test can send each of
 them a tick and a sweep due at a deadline, and names its database connections
 (``application_name``), so the test can tell from ``pg_stat_activity`` which one to kill.
+
+No turn races this process: each is held open (``HELD_TURN_SECONDS``) until its orders are
+in; then the tournament's judge sets its time left (``time_left_setting``) and, before that
+change commits, the clocks that fire at the new deadline are sent (``deadline_race``). A
+loaded machine makes a turn longer, never an order late (R4) or a deadline without its race.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -20,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -33,19 +39,23 @@ from psycopg import sql
 from battles.models import OPEN_STATUSES, Battle
 from referees import tasks
 from referees.models import Tournament
+from referees.services import Actor
 from sl5r.celery import app
 from strategic_map.models import Turn
 from tests.faults.scenario import (
     DISPERSALS,
+    HELD_TURN_SECONDS,
     TURNS,
     Played,
     exactly_once_problems,
     fingerprint_differences,
+    fingerprint_without_clock_settings,
     orders_problems,
     scenario_fingerprint,
     scenario_orders_give,
     scenario_reference,
     scenario_start,
+    time_left_setting,
     turn_progress,
 )
 from tests.referees import celery_processes
@@ -54,17 +64,16 @@ from tests.referees.celery_processes import Service, service_tails
 pytestmark = [pytest.mark.redis, pytest.mark.postgres, pytest.mark.slow]
 
 CELERY_REDIS_DB = 11  # the broker's Redis database (celery_processes.celery_env)
-# Short turns, many deadlines; long enough that this process, on a loaded 2-core machine,
-# still gives a turn's orders well before its deadline (0.5 s to spare was seen with 2 s).
-TURN_SECONDS = 3
+# The time left a turn is given once its orders are in: the clocks are on their way before
+# it starts to run. A run whose clocks were out less than half of it before the deadline
+# doubles it for its next turns (up to the most), as a slow machine needs.
+TIME_LEFT_SECONDS = 2.0
+TIME_LEFT_MOST_SECONDS = 32.0
 RACING_TOURNAMENTS = 4  # 4 × 6 turns: 24 deadlines, each fired by 5 clocks at once
-# Turn 1 (no orders) starts once every tournament is built, and the tournaments' deadlines
-# are spread over a turn, so that this process gives one tournament's orders at a time.
-BUILD_SECONDS = 2.0
 KILL_TURNS = (4, 6)  # turns whose resolution disperses a table (scenario.DISPERSALS)
-# Generous: the whole scenario takes TURNS × TURN_SECONDS plus beat's 2-second period; a
-# slow shared CI machine may take several times that, a stuck turn never ends.
-PLAY_SECONDS = 120.0
+# An upper bound: the scenario takes TURNS × (orders + TIME_LEFT_SECONDS) per tournament,
+# the tournaments side by side; a stuck turn never ends.
+PLAY_SECONDS = 300.0
 BLOCK_SECONDS = 40.0  # until a worker reaches the held lock: a deadline and a sweep away
 POLL_SECONDS = 0.05
 
@@ -89,7 +98,10 @@ class Run:
     """One tournament playing the scenario against the real clocks."""
 
     played: Played
-    # Seconds left before each turn's deadline once its orders were stored (printed).
+    judge: Actor  # who sets each turn's time left
+    time_left: float = TIME_LEFT_SECONDS
+    settings: int = 0  # the clock settings made (one a turn)
+    # Seconds left before each turn's deadline once its clocks were sent (printed).
     margins: list[float] = field(default_factory=list)
 
     @property
@@ -124,8 +136,11 @@ def broker_connection(celery_env: dict[str, str]) -> Iterator[Connection]:
 def clocks_send(
     broker: Connection, tournament_id: int, deadline: datetime, workers: list[Worker]
 ) -> None:
-    """For each worker, a tick of the tournament and a sweep (beat's task), both due at the
-    deadline: with the tick the clock sent itself, they all fire at once."""
+    """The tick a Celery clock sends itself when a judge sets a deadline (``schedule_deadline``
+    in a server: this process's clock is the in-process one), on the default queue; and for
+    each worker, a tick of the tournament and a sweep (beat's task): all due at the deadline,
+    they fire at once."""
+    tasks.tournament_tick.apply_async(args=[tournament_id], eta=deadline, connection=broker)
     for worker in workers:
         tasks.tournament_tick.apply_async(
             args=[tournament_id], eta=deadline, queue=worker.queue, connection=broker
@@ -134,25 +149,39 @@ def clocks_send(
 
 
 def runs_start(make_running_tournament: Callable[..., Tournament], names: list[str]) -> list[Run]:
-    """The scenario's tournaments, turn 1 of each ending a fraction of a turn after the
-    previous one's, the first ``BUILD_SECONDS`` + a turn from now."""
-    start = timezone.now() + timedelta(seconds=BUILD_SECONDS)
-    spread = timedelta(seconds=TURN_SECONDS / len(names))
-    return [
-        Run(
-            played=Played(
-                tournament_id=scenario_start(
-                    make_running_tournament,
-                    turn_seconds=TURN_SECONDS,
-                    name=name,
-                    now=start + i * spread,
-                ).pk,
-                progress={},
-                acknowledged={},
-            )
+    """The scenario's tournaments, each turn held open until the harness sets its time left."""
+    runs = []
+    for name in names:
+        tournament = scenario_start(
+            make_running_tournament, turn_seconds=HELD_TURN_SECONDS, name=name
         )
-        for i, name in enumerate(names)
-    ]
+        played = Played(tournament_id=tournament.pk, progress={}, acknowledged={})
+        runs.append(Run(played=played, judge=Actor.of_user(tournament.judges.get())))
+    return runs
+
+
+def deadline_race(run: Run, turn: int, *, broker: Connection, workers: list[Worker]) -> datetime:
+    """``turn``'s orders are in: its judge sets its time left, and the clocks that fire at the
+    new deadline (``clocks_send``) are sent before that change commits.
+
+    No clock can act on a deadline before it is committed (a tick takes the tournament's lock
+    first, a sweep lists committed deadlines), so all of them are on their way when the
+    deadline starts to run: in time, or, if this process stalled past the deadline, the
+    ticks queued on the lock. A margin under half the time left doubles it for the run's
+    next turns. The new deadline.
+    """
+    tournament_id = run.played.tournament_id
+    with time_left_setting(
+        tournament_id, turn=turn, seconds=run.time_left, actor=run.judge
+    ) as deadline:
+        clocks_send(broker, tournament_id, deadline, workers)
+    run.settings += 1
+    margin = (deadline - timezone.now()).total_seconds()
+    run.margins.append(margin)
+    if margin < run.time_left / 2:
+        # This process is slow now: the next turns are given more time before the race.
+        run.time_left = min(2 * run.time_left, TIME_LEFT_MOST_SECONDS)
+    return deadline
 
 
 def runs_play(
@@ -161,11 +190,12 @@ def runs_play(
     broker: Connection,
     workers: list[Worker],
     services: Callable[[], list[Service]],
-    on_open: Callable[[Run, int], None] | None = None,
+    on_open: Callable[[Run, int, Callable[[], datetime]], None] | None = None,
 ) -> None:
-    """Play every run to its end: as soon as a turn opens, its orders and the extra clocks
-    (``clocks_send``); once it is resolved, what ``turn_progress`` reads then.
-    ``on_open(run, turn)`` runs after that turn's orders and clocks."""
+    """Play every run to its end: as soon as a turn opens, its orders, then its time left and
+    the racing clocks (``deadline_race``); once it is resolved, what ``turn_progress`` reads
+    then. ``on_open(run, turn, race)`` instead of that last step: it calls ``race()`` (the
+    new deadline) once, when it is ready for the deadline to run."""
     end = time.monotonic() + PLAY_SECONDS
     while not all(run.done for run in runs):
         for run in runs:
@@ -173,11 +203,11 @@ def runs_play(
             progress = turn_progress(played.tournament_id)
             seen = len(played.progress)
             if progress.resolved > seen:
-                # The harness must see every turn between two resolutions: it gives the
-                # next turn's orders then. Missing one means this process was too slow.
+                # A turn is held until this test has given its orders and set its time
+                # left, so none ends unseen: one that did was resolved before its deadline.
                 assert progress.resolved == seen + 1, (
                     f"tournament {played.tournament_id}: turns {seen + 1}..{progress.resolved}"
-                    f" were resolved before this test could give their orders (too slow)"
+                    f" were resolved while held open for their orders"
                 )
                 played.progress[progress.resolved] = progress
             turn = progress.open_turn
@@ -187,11 +217,11 @@ def runs_play(
                 and turn == progress.resolved + 1
             ):
                 played.acknowledged[turn] = scenario_orders_give(played.tournament_id, turn=turn)
-                assert progress.deadline is not None
-                run.margins.append((progress.deadline - timezone.now()).total_seconds())
-                clocks_send(broker, played.tournament_id, progress.deadline, workers)
-                if on_open is not None:
-                    on_open(run, turn)
+                race = functools.partial(deadline_race, run, turn, broker=broker, workers=workers)
+                if on_open is None:
+                    race()
+                else:
+                    on_open(run, turn, race)
         if time.monotonic() > end:
             state = {r.played.tournament_id: sorted(r.played.progress) for r in runs}
             pytest.fail(
@@ -231,16 +261,30 @@ def _clock_steps(services: list[Service]) -> tuple[int, int, int]:
 
 
 def assert_like_the_reference(expected: dict[str, Any], run: Run) -> None:
+    """Each turn resolved once, by a clock, at or after the deadline its judge set; every
+    acknowledged order carried out; the reference's fingerprint, once the judge's clock
+    settings (one a turn, none in the reference) are taken out."""
     played = run.played
     assert exactly_once_problems(played.tournament_id) == []
     assert orders_problems(played.tournament_id, played.acknowledged) == []
-    actual = scenario_fingerprint(played.tournament_id, played.progress)
+    turns = Turn.objects.filter(campaign__tournament=played.tournament_id).order_by("number")
+    early = [
+        (t.number, t.resolved_at, t.deadline)
+        for t in turns
+        if t.resolved_at is None or t.deadline is None or t.resolved_at < t.deadline
+    ]
+    assert early == [], "resolved before the deadline (or never)"
+    actual, settings = fingerprint_without_clock_settings(
+        scenario_fingerprint(played.tournament_id, played.progress), by=run.judge.label
+    )
+    assert settings == run.settings == TURNS
     assert fingerprint_differences(expected, actual) == []
 
 
 def timing(runs: list[Run]) -> str:
     """For the printed numbers: the latest ``resolved_at`` after its deadline (the ``now`` of
-    the clock that resolved it) and the least time left for giving a turn's orders."""
+    the clock that resolved it), the least time left once a turn's clocks were sent, and the
+    longest time left a slow moment made a run ask for."""
     late = max(
         turn.resolved_at - turn.deadline
         for turn in Turn.objects.filter(
@@ -249,11 +293,12 @@ def timing(runs: list[Run]) -> str:
         )
         if turn.resolved_at is not None and turn.deadline is not None
     )
-    # Turn 1's orders (none) wait for the tournaments to be built: not a measure.
-    margin = min(m for r in runs for m in r.margins[1:])
+    margin = min(m for r in runs for m in r.margins)
+    asked = max(r.time_left for r in runs)
     return (
         f"resolved_at at most {late.total_seconds():.3f} s after the deadline; "
-        f"orders stored at least {margin:.2f} s before the deadline"
+        f"clocks sent at least {margin:.2f} s before the deadline; "
+        f"time left given up to {asked:g} s"
     )
 
 
@@ -262,10 +307,11 @@ def test_two_workers_and_beat_firing_the_same_deadlines_resolve_each_turn_once(
     celery_env: dict[str, str],
     make_running_tournament: Callable[..., Tournament],
 ) -> None:
-    """Four tournaments with 3-second turns, 24 deadlines: at each one the tick the clock
-    sent, and a tick and a sweep sent to each of two workers (separate processes), fire
-    together, with beat's own sweep every 2 s. Each turn is resolved once, by one of them,
-    and each tournament ends as the reference."""
+    """Four tournaments, 24 deadlines, each set by the judge once the turn's orders are in:
+    at each one the tick the clock sends itself, and a tick and a sweep sent to each of two
+    workers (separate processes), fire together, with beat's own sweep every 2 s. Each turn
+    is resolved once, by one of them, with every order acknowledged before its deadline
+    (R4), and each tournament ends as the reference."""
     # given: two workers, beat, and the scenario's fault-free outcome
     workers = [
         worker_start(celery_start, celery_env, name=f"sl5r-fault-{n}", queue=f"sl5r-fault-{n}")
@@ -367,10 +413,16 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
 
 
 def worker_kill_mid_resolution(
-    *, database_url: str, tournament_id: int, turn: int, workers: list[Worker]
+    *,
+    database_url: str,
+    tournament_id: int,
+    turn: int,
+    workers: list[Worker],
+    race: Callable[[], datetime],
 ) -> tuple[Kill, Worker]:
-    """Hold the row of the table ``turn``'s resolution disperses, wait until a worker's
-    transaction waits for it, kill that worker (SIGKILL, its whole session), let go.
+    """Hold the row of the table ``turn``'s resolution disperses, let the deadline run
+    (``race``), wait until a worker's transaction waits for the row, kill that worker
+    (SIGKILL, its whole session), let go.
 
     The resolving transaction reaches the Battle row only after it has moved the turn
     OPEN → RESOLVING → RESOLVED, stored the new board and logged the resolution, so the
@@ -393,6 +445,7 @@ def worker_kill_mid_resolution(
             [battle_id],
         )
         holder_pid = holder.info.backend_pid
+        race()
         found: list[tuple[int, str, int]] = []
 
         def reached() -> bool:
@@ -449,14 +502,16 @@ def test_a_worker_killed_in_the_middle_of_a_resolution_leaves_the_turn_to_anothe
     [run] = runs_start(make_running_tournament, ["Killed worker"])
     kills: list[Kill] = []
 
-    def kill_in_the_middle(run: Run, turn: int) -> None:
+    def kill_in_the_middle(run: Run, turn: int, race: Callable[[], datetime]) -> None:
         if turn not in KILL_TURNS:
+            race()
             return
         kill, victim = worker_kill_mid_resolution(
             database_url=subprocess_database_url,
             tournament_id=run.played.tournament_id,
             turn=turn,
             workers=workers,
+            race=race,
         )
         kills.append(kill)
         replacement = worker_start(

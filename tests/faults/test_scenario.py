@@ -8,21 +8,26 @@ deterministic and a lost order or a second resolution must show.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from referees.models import LogEntry, Tournament
+from referees.services import Actor
 from strategic_map.models import Order, Turn
 from tests.faults.scenario import (
     DISPERSALS,
     TURNS,
     exactly_once_problems,
     fingerprint_differences,
+    fingerprint_without_clock_settings,
     orders_problems,
     scenario_fingerprint,
     scenario_play_inprocess,
     scenario_reference,
+    time_left_set,
+    turn_progress,
 )
 
 pytestmark = pytest.mark.django_db
@@ -125,3 +130,57 @@ def test_exactly_once_problems_reports_a_second_resolution_and_a_turn_left_resol
     problems = exactly_once_problems(played.tournament_id)
     assert any("turn_resolved" in p and "2: 2" in p for p in problems), problems
     assert any("resolving" in p for p in problems), problems
+
+
+def test_the_harness_clock_settings_leave_the_fingerprint_and_nobody_elses_change_does(
+    make_running_tournament: Callable[..., Tournament],
+) -> None:
+    """The fault runs set each turn's time left once its orders are in, as a judge does:
+    taken out (log line and version), their runs match the reference; the same settings
+    by another judge are not taken out, so a change the harness did not make still shows."""
+    # given
+    expected = scenario_reference(make_running_tournament)
+    harness = Actor(label="judge fixture-judge", judge=True)  # the fixture's judge
+    other = Actor(label="judge someone-else", judge=True)
+
+    def set_by(actor: Actor) -> Callable[[int, int], None]:
+        def set_time_left(tournament_id: int, turn: int) -> None:
+            # After the orders (given 1 s before the deadline), 1 s left of 2: the deadline
+            # moves to when the orders were given, and the reference's tick still finds it.
+            deadline = turn_progress(tournament_id).deadline
+            assert deadline is not None
+            moved = time_left_set(
+                tournament_id,
+                turn=turn,
+                seconds=1,
+                actor=actor,
+                now=deadline - timedelta(seconds=2),
+            )
+            assert moved == deadline - timedelta(seconds=1)
+
+        return set_time_left
+
+    # when
+    held = scenario_play_inprocess(
+        make_running_tournament, name="Held", before_resolve=set_by(harness)
+    )
+    elsewhere = scenario_play_inprocess(
+        make_running_tournament, name="Set by another", before_resolve=set_by(other)
+    )
+
+    # then
+    raw = scenario_fingerprint(held.tournament_id, held.progress)
+    actual, settings = fingerprint_without_clock_settings(raw, by=harness.label)
+    assert settings == TURNS
+    assert fingerprint_differences(expected, actual) == []
+    assert fingerprint_differences(expected, raw)
+    assert not exactly_once_problems(held.tournament_id)
+    assert not orders_problems(held.tournament_id, held.acknowledged)
+    unexplained, none = fingerprint_without_clock_settings(
+        scenario_fingerprint(elsewhere.tournament_id, elsewhere.progress), by=harness.label
+    )
+    assert none == 0
+    differences = fingerprint_differences(expected, unexplained, limit=100)
+    assert any(line.startswith(".version:") for line in differences), differences
+    kept = [e for e in unexplained["log"] if e["action"] == "clock_extended"]
+    assert [e["actor"] for e in kept] == [other.label] * TURNS

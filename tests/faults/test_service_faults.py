@@ -17,7 +17,8 @@ The faults:
    and beat) killed in the middle of a turn and started again empty, as a Redis without
    persistence restarts: orders keep being accepted at once while it is down (the
    broadcast is not waited for), the pages' sockets close and reconnect, and resync over
-   HTTP; the turn's tick queued in Redis is gone, and beat's sweep resolves the turn.
+   HTTP; the turn's tick queued in Redis is gone, and once the worker and beat are back
+   on the new Redis, the deadline the judge sets is met: the turn resolves once.
 2. The server stopped (SIGTERM) before a deadline and started again after it: the first
    sweep resolves the turn with its orders, once, and the next turn gets its full length
    (docs/architecture.md, "The turn clock").
@@ -25,6 +26,12 @@ The faults:
    false`` and the server's connections terminated): every request gets a clear 503, an
    order sent then is not stored, the in-process clock keeps sweeping without resolving
    anything twice, and the same server serves again once the database is back.
+
+Every turn is held open until the Generals' orders are in (``Play``), then the judge sets
+its time left: through the API as at his console, or, where no server could take his
+request (stopped, or its database refusing connections), through the same service in this
+process. So no order races the deadline (R4: all of them are acknowledged before it), and a
+deadline the story needs passed while a service was down is a moment the test waits for.
 
 Runs in the PostgreSQL pass (``DATABASE_URL`` at PostgreSQL); the Redis killed is a
 ``redis-server`` of the test's own on a free port, never the shared one.
@@ -48,13 +55,16 @@ from django.utils import timezone
 
 from referees.access import judge_key_create
 from referees.models import Player, Tournament
-from referees.services import player_token
+from referees.services import Actor, player_token
 from strategic_map.models import Order, Turn
 from tests.faults.scenario import (
+    HELD_TURN_SECONDS,
     SCENARIO,
     TURNS,
+    Progress,
     exactly_once_problems,
     fingerprint_differences,
+    fingerprint_without_clock_settings,
     orders_problems,
     scenario_fingerprint,
     scenario_reference,
@@ -69,6 +79,7 @@ from tests.faults.served import (
     Reply,
     Site,
     call,
+    moment_wait,
     pages_open,
 )
 from tests.referees import celery_processes, test_clock_serve
@@ -82,12 +93,12 @@ pytestmark = [
 ]
 
 CELERY_REDIS_DB = 9  # this module's number; the broker is the test's own redis-server anyway
-# Long enough for eight orders over HTTP on a loaded machine, short enough for six turns.
-TURN_SECONDS = 4
-# A turn is resolved at its deadline by the in-process clock (sweeps every 0.2 s) or by
-# Celery (the tick at the deadline, beat's sweep every 2 s when the tick is lost), and a
-# turn opens right away; waiting for one allows for a late turn, a restart and a slow CI.
-TURN_WAIT = TURN_SECONDS + 20.0
+# The time left a turn is given once its orders are in (the turns are held open until then).
+TIME_LEFT_SECONDS = 1
+# An upper bound. A turn opens as the one before is resolved, and is resolved at the deadline
+# the judge set by the in-process clock (sweeps every 0.2 s) or by Celery (the tick at the
+# deadline, beat's sweep every 2 s when the tick is lost); allowing for a restart, a slow CI.
+TURN_WAIT = 30.0
 # An order sent while Redis is down is answered in milliseconds; a broadcast that waited
 # for Redis would take redis-py's retries (about a second and more) or hang.
 ORDER_WITHOUT_REDIS_SECONDS = 2.0
@@ -174,6 +185,20 @@ def generals_tokens(tournament: Tournament) -> dict[str, str]:
     return {p.army.code: player_token(p) for p in players.select_related("army") if p.army}
 
 
+def play_start(make_running_tournament: Callable[..., Tournament], site: Site) -> Play:
+    """The scenario's tournament, its turns held open, played through ``site``: the Generals
+    with their join tokens, the judge with an API key of his own."""
+    tournament = scenario_start(make_running_tournament, turn_seconds=HELD_TURN_SECONDS)
+    judge = tournament.judges.get()
+    return Play(
+        tournament.pk,
+        generals_tokens(tournament),
+        port=site.port,
+        judge=judge_key_create(user=judge, label="fault test").key,
+        actor=Actor.of_user(judge),
+    )
+
+
 def wait_for(what: str, condition: Callable[[], bool], timeout: float, *logs: str) -> None:
     end = time.monotonic() + timeout
     while not condition():
@@ -183,6 +208,8 @@ def wait_for(what: str, condition: Callable[[], bool], timeout: float, *logs: st
 
 
 def assert_the_scenario_ended_as_without_the_fault(play: Play, reference: dict[str, Any]) -> None:
+    """Once, every acknowledged order, the reference's fingerprint once the judge's clock
+    settings (one a turn, none in the reference) are taken out."""
     tournament_id = play.tournament_id
     assert exactly_once_problems(tournament_id) == []
     assert orders_problems(tournament_id, play.acknowledged) == []
@@ -190,7 +217,10 @@ def assert_the_scenario_ended_as_without_the_fault(play: Play, reference: dict[s
     assert [len(ids) for _, ids in sorted(play.acknowledged.items())] == [
         len(SCENARIO[t]) for t in sorted(play.acknowledged)
     ]
-    actual = scenario_fingerprint(tournament_id, play.progress)
+    actual, settings = fingerprint_without_clock_settings(
+        scenario_fingerprint(tournament_id, play.progress), by=play.actor.label
+    )
+    assert settings == play.clock_settings == TURNS
     assert fingerprint_differences(reference, actual) == []
 
 
@@ -237,13 +267,16 @@ def turn_row(tournament: Tournament, number: int) -> Turn:
 # --- 1. Redis restarted in the middle of a turn ----------------------------------------------
 
 REDIS_FAULT_TURN = 3  # eight orders, two meetings: half are sent before, half while down
+SWEEP_RECEIVED = "Task referees.clock_sweep["  # … received: a worker's log line
+CLOCKS_BACK_WAIT = 60.0  # an upper bound: Celery's reconnection backs off up to 10 s a try
 
 
 def give_across_a_redis_restart(
     play: Play, turn: int, pages: list[LivePage], own_redis: RedisServer, site: Site
 ) -> tuple[list[Reply], Reply]:
     """Half of ``turn``'s orders, Redis killed, the other half and a page's state fetch
-    while it is down, the pages' sockets closed, Redis started again (empty).
+    while it is down, the pages' sockets closed, Redis started again (empty). The turn is
+    held open throughout: its tick (for the held deadline) went with Redis.
 
     The replies sent while Redis was down: the orders' and the state's.
     """
@@ -271,6 +304,25 @@ def give_across_a_redis_restart(
     return down, state
 
 
+def wait_clocks_back(worker: Service, beat: Service, since: int) -> None:
+    """Until the worker, reconnected to the restarted Redis, has received a sweep beat sent
+    there (its log from ``since`` on): both clocks run again. Their reconnection backs off
+    (2, 4, 6… s); a deadline set before it would be met late, the more so on a slow machine.
+    """
+
+    def back() -> bool:
+        output = worker.output()[since:]
+        connected = output.find("Connected to redis://")
+        return connected >= 0 and SWEEP_RECEIVED in output[connected:]
+
+    wait_for(
+        "the worker and beat back on the new Redis",
+        back,
+        CLOCKS_BACK_WAIT,
+        service_tails(worker, beat),
+    )
+
+
 def test_redis_restarted_mid_turn_loses_no_order_and_the_turn_resolves_once(
     reference: dict[str, Any],
     own_redis: RedisServer,
@@ -286,18 +338,20 @@ def test_redis_restarted_mid_turn_loses_no_order_and_the_turn_resolves_once(
     worker.wait_for(" ready.")
     beat.wait_for("Sending due task")
     logs = (worker, beat)
-    tournament = scenario_start(make_running_tournament, turn_seconds=TURN_SECONDS)
-    play = Play(tournament.pk, generals_tokens(tournament), port=site.port)
-    pages = pages_open(loop, site.port, tournament.pk, [play.tokens["lion-1"], None])
+    play = play_start(make_running_tournament, site)
+    pages = pages_open(loop, site.port, play.tournament_id, [play.tokens["lion-1"], None])
     wait_for("the pages' hello", lambda: all(p.seen(lambda p: p.opened > 0) for p in pages), 15)
 
     # when: Redis dies after half of a turn's orders and comes back empty
     for turn in range(1, TURNS + 1):
         play.wait_open(turn, TURN_WAIT)
         if turn == REDIS_FAULT_TURN:
+            since = len(worker.output())
             down, state = give_across_a_redis_restart(play, turn, pages, own_redis, site)
+            wait_clocks_back(worker, beat, since)
         else:
             play.give(turn, SCENARIO[turn])
+        play.time_left_set(turn, TIME_LEFT_SECONDS)
         play.wait_resolved(turn, TURN_WAIT)
 
     # then: while it was down, orders were answered at once and the state was served
@@ -310,12 +364,11 @@ def test_redis_restarted_mid_turn_loses_no_order_and_the_turn_resolves_once(
     assert_the_scenario_ended_as_without_the_fault(play, reference)
     # and events reach the reopened sockets again (through the restarted Redis): one more
     # change, made once every page is back, whenever load let each of them reconnect
-    judge = judge_key_create(user=tournament.judges.get(), label="fault test").key
     posted = call(
         site.port,
         "POST",
         f"/api/tournaments/{play.tournament_id}/announcements",
-        token=judge,
+        token=play.judge,
         body={"text": "Redis is back"},
     )
     assert posted.status == 201, posted.body
@@ -347,23 +400,25 @@ def test_a_server_restarted_over_a_deadline_resolves_the_turn_once_at_its_first_
 ) -> None:
     # given: a server with its in-process clock
     site = sites(site_env)
-    tournament = scenario_start(make_running_tournament, turn_seconds=TURN_SECONDS)
-    play = Play(tournament.pk, generals_tokens(tournament), port=site.port)
+    play = play_start(make_running_tournament, site)
+    tournament = Tournament.objects.get(pk=play.tournament_id)
     pages = pages_open(loop, site.port, tournament.pk, [play.tokens["crane-1"], None])
 
     # when: the orders are in, the server stops before the deadline, starts after it
+    opened: dict[int, Progress] = {}
     for turn in range(1, TURNS + 1):
-        opened = play.wait_open(turn, TURN_WAIT)
+        opened[turn] = play.wait_open(turn, TURN_WAIT)
         play.give(turn, SCENARIO[turn])
         if turn == RESTART_FAULT_TURN:
-            deadline = opened.deadline
-            assert deadline is not None
             exit_code = site.stop()
             stopped_at = timezone.now()
-            while timezone.now() < deadline + DOWN_AFTER_DEADLINE:
-                time.sleep(0.05)
+            # The turn was held open: the judge's deadline is set once the server is down.
+            deadline = play.time_left_set_directly(turn, TIME_LEFT_SECONDS)
+            moment_wait(deadline + DOWN_AFTER_DEADLINE)
             untouched = turn_progress(tournament.pk)
             site.start()
+        else:
+            play.time_left_set(turn, TIME_LEFT_SECONDS)
         play.wait_resolved(turn, TURN_WAIT)
 
     # then: stopped cleanly before the deadline; nothing resolved while it was down
@@ -377,7 +432,10 @@ def test_a_server_restarted_over_a_deadline_resolves_the_turn_once_at_its_first_
     following = turn_row(tournament, RESTART_FAULT_TURN + 1)
     assert late.resolved_at is not None and late.resolved_at >= deadline + DOWN_AFTER_DEADLINE
     assert following.opened_at == late.resolved_at
-    assert following.deadline == late.resolved_at + timedelta(seconds=TURN_SECONDS)
+    # (as it opened: the judge set its time left once its orders were in)
+    assert opened[RESTART_FAULT_TURN + 1].deadline == late.resolved_at + timedelta(
+        seconds=HELD_TURN_SECONDS
+    )
     assert_pages_resynced(pages, reconnected=True)
     assert_the_scenario_ended_as_without_the_fault(play, reference)
 
@@ -450,8 +508,8 @@ def test_a_database_refusing_connections_gets_clear_503s_and_the_turn_resolves_o
 ) -> None:
     # given: a server with its in-process clock
     site = sites(site_env)
-    tournament = scenario_start(make_running_tournament, turn_seconds=TURN_SECONDS)
-    play = Play(tournament.pk, generals_tokens(tournament), port=site.port)
+    play = play_start(make_running_tournament, site)
+    tournament = Tournament.objects.get(pk=play.tournament_id)
     pages = pages_open(loop, site.port, tournament.pk, [play.tokens["lion-1"]])
     server = site.service
     assert server is not None
@@ -459,16 +517,18 @@ def test_a_database_refusing_connections_gets_clear_503s_and_the_turn_resolves_o
 
     # when: the database refuses connections across the turn's deadline
     for turn in range(1, TURNS + 1):
-        opened = play.wait_open(turn, TURN_WAIT)
+        play.wait_open(turn, TURN_WAIT)
         play.give(turn, SCENARIO[turn])
         if turn == OUTAGE_FAULT_TURN:
-            deadline = opened.deadline
-            assert deadline is not None
-            until = max(
-                time.monotonic() + OUTAGE_SECONDS,
-                time.monotonic() + (deadline - timezone.now()).total_seconds() + 1.0,
-            )
+            started = time.monotonic()
             with database_refusing_connections():
+                # The turn was held open: the judge's deadline is set once the database
+                # refuses the server (this process's connection is spared).
+                deadline = play.time_left_set_directly(turn, TIME_LEFT_SECONDS)
+                until = max(
+                    started + OUTAGE_SECONDS,
+                    time.monotonic() + (deadline - timezone.now()).total_seconds() + 1.0,
+                )
                 while not rounds or time.monotonic() < until:
                     rounds.append(outage_round(site.port, tournament.pk, play.tokens["lion-1"]))
                     time.sleep(0.2)
@@ -483,6 +543,8 @@ def test_a_database_refusing_connections_gets_clear_503s_and_the_turn_resolves_o
                 RECOVERY_WAIT,
                 site.tail(),
             )
+        else:
+            play.time_left_set(turn, TIME_LEFT_SECONDS)
         play.wait_resolved(turn, TURN_WAIT)
 
     # then: every request during the outage got a clear 503, nothing else
