@@ -24,6 +24,8 @@
 // drops without closing the socket would otherwise leave the page saying "live" for
 // minutes, until TCP gave up. The browser's own "offline" is believed at once.
 // The protocol is described in docs/api.md, "Live updates".
+// The server's messages, their fields and which may be null: live_messages.json beside this
+// file (tests/referees/test_live_messages.py holds the server, onMessage and tests/hosts to it).
 
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000];
 // A lost event is noticed by the pong's version within a ping; this is the net under that

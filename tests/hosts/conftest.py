@@ -1,8 +1,10 @@
 """Fixtures of the several-machines stories: the hosts, the site on them, the phones.
 
-One deployment serves a whole module (starting it takes about half a minute: a PostgreSQL
-cluster made, migrations, two web machines). Skipped with the reason where network
-namespaces cannot be made or a program is missing; in CI (``CI`` set) that is a failure.
+One deployment serves a whole module, and the stories are all in one module, so the hosts
+are built once a run (10-15 s on two idle cores: a PostgreSQL cluster made, migrations, the
+two web machines' static files collected meanwhile, their processes started). Skipped with
+the reason where network namespaces cannot be made or a program is missing; in CI (``CI``
+set) that is a failure.
 """
 
 from __future__ import annotations

@@ -2,16 +2,19 @@
 
 ``python -m tests.hosts.control COMMAND [JSON]`` with the machine's environment (the
 deployment's ``sl5r.env``: its PostgreSQL and Redis on the data host), printing one JSON
-object:
+object; ``python -m tests.hosts.control serve`` reads one ``{"command": …, "options": …}``
+a line on standard input and answers each with a line ``ANSWER_PREFIX`` + JSON (or
+``{"error": …}``), so that a run of stories pays Django's start-up once:
 
 - ``setup {"turn_seconds": S, "name": N}``: the fault scenario's eight-General tournament
   (``tests.faults.scenario``), one turn long, its turn 1 open until S seconds from now;
-  its id, each army's join token and the deadline (seconds since the epoch);
+  its id, each army's join token, the deadline (seconds since the epoch) and an API key of
+  its judge (``judge``), for the judge's clock API;
 - ``progress {"tournament": T}``: how far its turns are (``turn_progress``);
 - ``check {"tournament": T, "turns": N, "acknowledged": [[turn, army, given_at], ...]}``:
   what breaks "each turn resolved exactly once" and "no acknowledged order lost"
   (``exactly_once_problems``, ``orders_problems``), an order named by the ``given_at`` its
-  acknowledgement gave.
+  acknowledgement gave; and the progress, read after.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,14 +33,37 @@ def main(argv: list[str]) -> int:
 
     django.setup()
     command = argv[0]
+    if command == "serve":
+        return serve()
     options: dict[str, Any] = json.loads(argv[1]) if len(argv) > 1 else {}
     print(json.dumps(COMMANDS[command](**options), default=str))
+    return 0
+
+
+ANSWER_PREFIX = "control-answer "  # what else a command prints is not taken for its answer
+
+
+def serve() -> int:
+    """Commands from standard input, one a line, each answered on standard output."""
+    from django.db import close_old_connections, connections
+
+    for line in sys.stdin:
+        request = json.loads(line)
+        close_old_connections()
+        try:
+            answer = COMMANDS[request["command"]](**request.get("options", {}))
+        except Exception:
+            # A connection the data host's absence broke is not used again.
+            connections.close_all()
+            answer = {"error": traceback.format_exc()}
+        print(ANSWER_PREFIX + json.dumps(answer, default=str), flush=True)
     return 0
 
 
 def setup(*, turn_seconds: int, name: str) -> dict[str, Any]:
     from django.contrib.auth.models import User
 
+    from referees.access import judge_key_create
     from referees.models import Player
     from referees.services import player_token
     from tests.building import running_tournament_build
@@ -44,6 +71,7 @@ def setup(*, turn_seconds: int, name: str) -> dict[str, Any]:
     tournament = running_tournament_build(
         user_model=User, name=name, turn_seconds=turn_seconds, player_count=8, turns_total=1
     )
+    judge = tournament.judges.get()
     tokens = {
         player.army.code: player_token(player)
         for player in Player.objects.filter(tournament=tournament).select_related("army")
@@ -54,6 +82,7 @@ def setup(*, turn_seconds: int, name: str) -> dict[str, Any]:
         "tournament": tournament.pk,
         "tokens": tokens,
         "deadline": tournament.deadline.timestamp() if tournament.deadline else None,
+        "judge": judge_key_create(user=judge, label="tests/hosts").key,
     }
 
 
@@ -105,7 +134,7 @@ def check(*, tournament: int, turns: int, acknowledged: list[list[Any]]) -> dict
         ids.setdefault(turn, []).extend(found)
     problems += exactly_once_problems(tournament, turns=turns)
     problems += orders_problems(tournament, ids)
-    return {"problems": problems}
+    return {"problems": problems, "progress": progress(tournament=tournament)}
 
 
 COMMANDS = {"setup": setup, "progress": progress, "check": check}

@@ -35,13 +35,16 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from sl5r.cluster import balancer_maxconn
+from tests.hosts.control import ANSWER_PREFIX
 from tests.hosts.network import Host, Network
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +67,8 @@ DIFFERENCES = (
 )
 READY_SECONDS = 60.0
 POLL_SECONDS = 0.1
+APP_HOSTS = ("app1", "app2")
+CONTROL_SECONDS = 180.0  # for one command of the judge's side (a tournament set up: seconds)
 
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
@@ -165,6 +170,7 @@ class Deployment:
     shared_env: dict[str, str] = field(default_factory=dict)
     processes: dict[str, list[Process]] = field(default_factory=dict)
     logs: list[IO[bytes]] = field(default_factory=list)
+    controller: Controller | None = None
 
     # --- building ------------------------------------------------------------------------
 
@@ -175,10 +181,17 @@ class Deployment:
         deployment = cls(network, folder)
         try:
             deployment._secrets_make()
-            deployment.data_start()
-            deployment._release()
-            for host in ("app1", "app2"):
-                deployment.app_start(host)
+            # Each web machine collects its static files (most of the start-up: every file
+            # compressed) while the data machine is made and the release run: they need
+            # nothing of each other.
+            with ThreadPoolExecutor(max_workers=len(APP_HOSTS)) as pool:
+                collected = [pool.submit(deployment.static_collect, host) for host in APP_HOSTS]
+                deployment.data_start()
+                deployment._release()
+                for done in collected:
+                    done.result()
+            for host in APP_HOSTS:
+                deployment.app_boot(host)
             deployment.balancer_start()
             deployment.wait_serving()
         except BaseException:
@@ -378,10 +391,14 @@ class Deployment:
         self.manage("app1", "migrate", "--noinput")
         self.manage("app1", "loadmap")
 
-    def app_start(self, host: str) -> None:
-        """The units the docs enable on this machine: every web machine's ASGI process and
-        worker, the one beat on app1."""
+    def static_collect(self, host: str) -> None:
+        """``collectstatic``, as the docs say to run at every update of a web machine."""
         self.manage(host, "collectstatic", "--noinput")
+
+    def app_boot(self, host: str) -> None:
+        """The units the docs enable on this machine, as systemd starts them when it boots
+        (a machine back from a power cut runs no collectstatic): every web machine's ASGI
+        process and worker, the one beat on app1."""
         self._unit_start(host, "sl5r-asgi@.service", instance=str(ASGI_PORT))
         self._unit_start(host, "sl5r-worker.service")
         if host == "app1":
@@ -402,7 +419,7 @@ class Deployment:
         logs "Task … succeeded in …s: True", or the sweep's count)."""
         done = re.compile(r"Task referees\.\S+ succeeded in [\d.]+s: (True|[1-9]\d*)$", re.M)
         counts = {}
-        for host in ("app1", "app2"):
+        for host in APP_HOSTS:
             log = self.folder / host / "sl5r-worker.log"
             text = log.read_text(errors="replace") if log.exists() else ""
             counts[host] = len(done.findall(text))
@@ -489,16 +506,16 @@ class Deployment:
 
     # --- the judge's side ----------------------------------------------------------------
 
-    def control(self, command: str, host: str = "app1", **options: Any) -> dict[str, Any]:
-        """``tests.hosts.control`` on ``host`` (a web machine): its JSON answer."""
-        env = self.app_env(host, Unit.read(DEPLOY / "systemd" / "sl5r-asgi@.service"))
-        out = self.run(
-            host,
-            [sys.executable, "-m", "tests.hosts.control", command, json.dumps(options)],
-            env=env,
-        )
-        answer: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-        return answer
+    def control(self, command: str, **options: Any) -> dict[str, Any]:
+        """``tests.hosts.control`` on app1, the machine that never dies here: its answer.
+        One process serves every command (Django starts once), started at the first."""
+        if self.controller is None or not self.controller.alive():
+            if self.controller is not None:
+                self.controller.close()
+            env = self.app_env("app1", Unit.read(DEPLOY / "systemd" / "sl5r-asgi@.service"))
+            log = self.host_dir("app1") / "control.log"
+            self.controller = Controller(self.network["app1"], env, log)
+        return self.controller.ask(command, options)
 
     # --- the end -------------------------------------------------------------------------
 
@@ -506,12 +523,73 @@ class Deployment:
         return "\n".join(p.tail() for ps in self.processes.values() for p in ps)
 
     def close(self) -> None:
+        if self.controller is not None:
+            self.controller.close()
         for host in list(self.processes):
             self.host_kill(host)
         for log in self.logs:
             log.close()
         if not os.environ.get("SL5R_HOSTS_KEEP"):  # the processes' logs, to read afterwards
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Controller:
+    """``python -m tests.hosts.control serve`` on a host: commands over its standard input,
+    answers read from its standard output (what else it writes goes to ``log``)."""
+
+    def __init__(self, host: Host, env: Mapping[str, str], log: Path) -> None:
+        self.prefix = ANSWER_PREFIX
+        self.log = open(log, "ab")  # noqa: SIM115 - kept open for the process's life
+        self.process = subprocess.Popen(
+            host.command([sys.executable, "-m", "tests.hosts.control", "serve"]),
+            env=dict(env), cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.log, text=True, start_new_session=True,
+        )  # fmt: skip
+        self.lines: list[str] = []
+        self.arrived = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.lock = threading.Lock()
+
+    def _read(self) -> None:
+        stdout: IO[str] = self.process.stdout  # type: ignore[assignment]
+        for line in stdout:
+            with self.arrived:
+                if line.startswith(self.prefix):
+                    self.lines.append(line[len(self.prefix) :])
+                else:
+                    with contextlib.suppress(ValueError):  # closed meanwhile
+                        self.log.write(line.encode())
+                self.arrived.notify_all()
+        with self.arrived:
+            self.arrived.notify_all()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def ask(self, command: str, options: Mapping[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            stdin: IO[str] = self.process.stdin  # type: ignore[assignment]
+            stdin.write(json.dumps({"command": command, "options": dict(options)}) + "\n")
+            stdin.flush()
+            with self.arrived:
+                self.arrived.wait_for(lambda: self.lines or not self.alive(), CONTROL_SECONDS)
+                if not self.lines:
+                    self.close()  # its late answer must not be taken for the next one's
+                    raise RuntimeError(
+                        f"control {command}: no answer in {CONTROL_SECONDS:g} s "
+                        f"(exit status {self.process.poll()}; its output: {self.log.name})"
+                    )
+                answer: dict[str, Any] = json.loads(self.lines.pop(0))
+        if "error" in answer:
+            raise RuntimeError(f"control {command} failed on the host:\n{answer['error']}")
+        return answer
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+        self.log.close()
 
 
 def files_allowed(wanted: int) -> int:

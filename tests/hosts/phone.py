@@ -9,9 +9,15 @@ A page behaves as ``static/js/live.js``: a websocket to ``/ws/tournaments/<id>/`
 every ``PING`` seconds, the socket dropped when nothing came for ``STALE`` seconds, reopened
 after 1, 2, 4, 8 then 15 s, the state taken from an event or fetched over HTTP
 (after a ``hello``, an event without it, a pong naming a newer version), a fetch given up
-after 10 s. A phone sends an order as the page does, and
-sends it again while the answer is "the site is restarting" (503) or the connection failed,
-as its General would.
+after 10 s. Every frame is read through the table of the server's messages
+(``static/js/live_messages.json``, ``tests.hosts.live_messages``), as live.js reads it: a
+pong's ``version`` is null while the database does not answer. A phone sends an order as the
+page does, and sends it again while the answer is "the site is restarting" (503) or the
+connection failed, as its General would.
+
+Nothing a page does fails in silence: a page's task that dies (an exception in it, a frame
+that is not one of the table's messages) is recorded, and from then on every command is
+answered with the failure (``{"error": …}``), so that the story stops there and says why.
 
 Commands: ``pages_open`` (open one page per token and wait for their hellos), ``orders`` (each
 order sent at its own time, the answers), ``request`` (one request), ``wait_version`` (until
@@ -26,6 +32,7 @@ import json
 import ssl
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +43,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.typing import Origin
 
+from tests.hosts.live_messages import UnfitMessage, message_read
+
 BACKOFF = (1.0, 2.0, 4.0, 8.0, 15.0)
 PING = 4.0
 STALE = 12.0
@@ -43,6 +52,10 @@ CHECK = 1.0
 CATCH_UP = 1.0
 FETCH_TIMEOUT = 10.0
 RESEND = 0.5  # a General taps "send" again about this often while the site is restarting
+
+
+class PageFailed(Exception):
+    """What killed a page's task, reported to every command."""
 
 
 def phase_of(tournament: dict[str, Any]) -> str | None:
@@ -61,6 +74,7 @@ class Page:
     versions: list[tuple[float, int]] = field(default_factory=list)  # (when, state version)
     events: list[tuple[float, int, str]] = field(default_factory=list)  # (when, version, kind)
     fetch_failures: int = 0
+    pongs_without_version: int = 0  # the server could not read its version (database away)
     heard: int = -1  # the newest version the server named
     phase: str = ""  # the tournament's, in the state last shown
     fetching: bool = False
@@ -81,6 +95,7 @@ class Page:
             "versions": self.versions,
             "events": self.events,
             "fetch_failures": self.fetch_failures,
+            "pongs_without_version": self.pongs_without_version,
         }
 
 
@@ -91,6 +106,16 @@ class Phones:
         self.pages: list[Page] = []
         self.tasks: set[asyncio.Task[Any]] = set()
         self.news = asyncio.Event()  # set whenever a page records something (``until``)
+        self.failures: list[str] = []  # what killed a page's task, or a frame it could not read
+
+    def failed(self, what: str) -> None:
+        self.failures.append(what)
+        self.news.set()
+
+    def failure_raise(self) -> None:
+        """A page's task has died: every command fails with it from then on."""
+        if self.failures:
+            raise PageFailed("\n".join(self.failures))
 
     def client(self, source: str | None = None) -> httpx.AsyncClient:
         """A phone's connection; ``source``: the phone's address, when the host has several."""
@@ -133,37 +158,51 @@ class Phones:
                     return
                 if time.monotonic() - pinged >= PING:
                     pinged = time.monotonic()
-                    await socket.send('{"type":"ping"}')
+                    try:
+                        await socket.send('{"type":"ping"}')
+                    except ConnectionClosed:
+                        return  # the reading loop ends too
 
-        ping_task = asyncio.create_task(pinger())
+        ping_task = self.spawn(pinger(), f"the pinger of page {page.token[:8]}")
         try:
             async for raw in socket:
                 heard = time.monotonic()
-                self.on_message(page, json.loads(raw), http)
+                try:
+                    message = message_read(raw)
+                except UnfitMessage as error:
+                    # live.js warns and goes on; here it is the story's failure.
+                    self.failed(f"page {page.token[:8]} got a frame it cannot read: {error}")
+                    continue
+                self.on_message(page, message, http)
                 self.news.set()
         finally:
             ping_task.cancel()
 
     def on_message(self, page: Page, message: dict[str, Any], http: httpx.AsyncClient) -> None:
-        """live.js's onMessage: the state an event carries is taken as it is, an event that
-        changed nothing this viewer sees (``since``) moves the version on, a pong naming a
-        newer version is given a second to be followed by its event, anything else fetches."""
-        kind = message.get("type")
-        version = int(message.get("version", -1))
+        """live.js's onMessage, given a message of the table (``message_read``): the state
+        an event carries is taken as it is, an event that changed nothing this viewer sees
+        (``since``) moves the version on, a pong naming a newer version is given a second to
+        be followed by its event (one without a version says nothing), anything else
+        fetches."""
+        kind = message["type"]
+        version = message["version"]
         if kind == "hello":
             page.hellos.append(time.time())
             page.heard = version
             self.refresh(page, http)
-        elif kind == "pong" and version > page.version:
-            page.heard = max(page.heard, version)
-            self.later(CATCH_UP, page, http)
+        elif kind == "pong":
+            if version is None:
+                page.pongs_without_version += 1
+            elif version > page.version:
+                page.heard = max(page.heard, version)
+                self.later(CATCH_UP, page, http)
         elif kind == "event" and version > page.version:
             page.events.append((time.time(), version, message["kind"]))
             page.heard = max(page.heard, version)
-            if message.get("since") == page.version and not page.fetching:
+            if message["since"] == page.version and not page.fetching:
                 page.show(version)
                 return
-            state = message.get("state") or {}
+            state = message["state"] or {}
             if state.get("tournament", {}).get("version", -1) >= page.version:
                 page.show(int(state["tournament"]["version"]), phase_of(state["tournament"]))
                 if page.version >= page.heard:
@@ -178,18 +217,28 @@ class Phones:
             if page.version < page.heard:
                 self.refresh(page, http)
 
-        self.spawn(run())
+        self.spawn(run(), f"the catch-up of page {page.token[:8]}")
 
-    def spawn(self, coroutine: Any) -> None:
+    def spawn(self, coroutine: Any, what: str) -> asyncio.Task[Any]:
+        """``coroutine`` run for a page; if it dies of an exception, that is recorded."""
         task = asyncio.create_task(coroutine)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+
+        def ended(task: asyncio.Task[Any]) -> None:
+            self.tasks.discard(task)
+            if not task.cancelled() and task.exception() is not None:
+                error = task.exception()
+                told = "".join(traceback.format_exception(error)).rstrip()
+                self.failed(f"{what} died: {told}")
+
+        task.add_done_callback(ended)
+        return task
 
     def refresh(self, page: Page, http: httpx.AsyncClient) -> None:
         """One fetch in flight at most, given up after ``FETCH_TIMEOUT`` (live.js)."""
         if not page.fetching:
             page.fetching = True
-            self.spawn(self.fetch(page, http))
+            self.spawn(self.fetch(page, http), f"a state fetch of page {page.token[:8]}")
 
     async def fetch(self, page: Page, http: httpx.AsyncClient) -> None:
         try:
@@ -215,8 +264,7 @@ class Phones:
         new = [Page(tournament, token) for token in tokens]
         self.pages += new
         for page in new:
-            task = asyncio.create_task(self.page_run(page))
-            self.tasks.add(task)
+            self.spawn(self.page_run(page), f"page {page.token[:8]}")
         await self.until(lambda: all(page.hellos and page.version >= 0 for page in new), within)
         return {"opened": sum(1 for page in new if page.hellos and page.version >= 0)}
 
@@ -243,9 +291,10 @@ class Phones:
         return self.pages_report()
 
     async def until(self, done: Callable[[], bool], within: float) -> None:
-        """Until ``done()`` or ``within`` seconds: woken by each thing a page records."""
+        """Until ``done()`` or ``within`` seconds, or a page's task failed: woken by each
+        thing a page records."""
         end = time.monotonic() + within
-        while not done():
+        while not done() and not self.failures:
             self.news.clear()
             left = end - time.monotonic()
             if left <= 0:
@@ -317,10 +366,14 @@ async def serve(phones: Phones) -> None:
         ident = command.pop("id")
         op = command.pop("op")
         try:
+            phones.failure_raise()
             if op == "pages_report":
                 result: dict[str, Any] = phones.pages_report()
             else:
                 result = await getattr(phones, op)(**command)
+            phones.failure_raise()
+        except PageFailed as error:
+            result = {"error": f"a page of the phones failed:\n{error}"}
         except Exception as error:  # the test reads the failure, the phone goes on
             result = {"error": repr(error)}
         sys.stdout.write(json.dumps({"id": ident, **result}) + "\n")
