@@ -24,6 +24,18 @@ CHECK_TESTS := tests/rules tests/strategic_map tests/battles tests/referees test
 CHECK_MARKERS := not slow and not browser
 # Where `make test` writes the time each stage took, and prints it at the end.
 STAGE_TIMES := artifacts/test-stages.txt
+# The several-machines stories (tests/hosts: five network-namespace hosts, about 5 minutes
+# that are mostly waiting for hosts, turns and pages) are a stage of their own, which
+# `make test` runs beside the two pytest passes so that their waiting never holds one of
+# the passes' workers; its output goes here and is printed at the end.
+HOSTS_TESTS := tests/hosts
+HOSTS_LOG := artifacts/test-hosts.log
+
+# Every process the tests start (pytest's workers, servers, Celery workers, manage.py) keeps
+# the compiled modules and pytest's rewritten test modules in __pycache__ (git ignores it):
+# with PYTHONDONTWRITEBYTECODE set, as some machines set it, each of them compiled the whole
+# project again, about 4 CPU-seconds a pytest worker (docs/development.md).
+unexport PYTHONDONTWRITEBYTECODE
 
 # `make cluster` keeps its secret key, logs and cluster.json here; CLUSTER_ARGS adds options
 # (e.g. --no-demo, --asgi-ports 0,0, --concurrency 4).
@@ -38,7 +50,7 @@ STAMP := $(VENV)/requirements.stamp
 
 .DEFAULT_GOAL := help
 .PHONY: help install wheelhouse migrate demo run venue restore cluster cluster-stop haproxy test \
-	stage test-sqlite test-postgres migrations-check check lint fmt messages clean distclean
+	stage test-sqlite test-postgres test-hosts migrations-check check lint fmt messages clean distclean
 
 help:
 	@echo "make run        create .venv, install, migrate, load the demo tournament, serve on :$(PORT)"
@@ -52,7 +64,8 @@ help:
 	@echo "make cluster-stop  stop the cluster running in CLUSTER_DIR"
 	@echo "make test       everything CI runs: lint, makemigrations --check, the whole suite on"
 	@echo "                SQLite (make test-sqlite), the database tests on PostgreSQL"
-	@echo "                (make test-postgres); prints the time each stage took"
+	@echo "                (make test-postgres) and, beside both, the several-machines stories"
+	@echo "                (make test-hosts); prints the time each stage took"
 	@echo "make check      the inner loop: lint, then the rules, services and API tests"
 	@echo "make lint       ruff check, ruff format --check, mypy and the import contracts only"
 	@echo "make fmt        format and auto-fix with ruff"
@@ -150,11 +163,18 @@ test: install
 	@mkdir -p $(dir $(STAGE_TIMES)); : > $(STAGE_TIMES)
 	@$(MAKE) --no-print-directory stage STAGE=lint
 	@$(MAKE) --no-print-directory stage STAGE=migrations-check
-	@$(MAKE) --no-print-directory stage STAGE=test-sqlite
-	@$(MAKE) --no-print-directory stage STAGE=test-postgres
-	@echo "make test: the time each stage took"; cat $(STAGE_TIMES)
+	@$(MAKE) --no-print-directory stage STAGE=test-hosts > $(HOSTS_LOG) 2>&1 </dev/null & hosts=$$!; \
+	status=0; \
+	$(MAKE) --no-print-directory stage STAGE=test-sqlite || status=$$?; \
+	$(MAKE) --no-print-directory stage STAGE=test-postgres || status=$$?; \
+	echo "make test: waiting for make test-hosts, run beside the passes (its output follows)"; \
+	wait $$hosts || status=$$?; \
+	cat $(HOSTS_LOG); \
+	echo "make test: the time each stage took"; cat $(STAGE_TIMES); \
+	exit $$status
 
-# One stage of `make test`, timed into STAGE_TIMES; a failed stage prints the times so far.
+# One stage of `make test`, timed into STAGE_TIMES. A failed test pass does not stop the
+# others, so that one CI run reports every failure; a failed lint stage stops make test.
 stage:
 	@start=$$(date +%s); status=0; $(MAKE) --no-print-directory $(STAGE) || status=$$?; \
 	printf '%-17s %5d s%s\n' "$(STAGE)" "$$(( $$(date +%s) - start ))" \
@@ -165,9 +185,15 @@ stage:
 migrations-check: install
 	$(PY) manage.py makemigrations --check --dry-run
 
-# The whole suite on SQLite (a WAL file per worker), spread over TEST_WORKERS workers.
+# The whole suite on SQLite (a WAL file per worker), spread over TEST_WORKERS workers, less
+# the several-machines stories (make test-hosts).
 test-sqlite: install
-	$(BIN)/pytest $(XDIST) $(DURATIONS)
+	$(BIN)/pytest $(XDIST) $(DURATIONS) --ignore=$(HOSTS_TESTS)
+
+# The several-machines stories in one process of their own: their five hosts are built once
+# for the module, and every story is mostly waiting (make test runs this beside the passes).
+test-hosts: install
+	$(BIN)/pytest $(DURATIONS) $(HOSTS_TESTS)
 
 check: lint
 	$(BIN)/pytest $(XDIST) -q $(CHECK_TESTS) -m '$(CHECK_MARKERS)'
