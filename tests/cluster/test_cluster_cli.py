@@ -38,6 +38,7 @@ from sl5r.cluster import (
 )
 from strategic_map.models import Turn
 from tests.cluster.conftest import CONFIG_VARIABLES
+from tests.judge_clock import HELD_TURN_SECONDS
 from tests.referees import celery_processes
 from tests.referees.celery_processes import BASE_DIR, Service
 from tests.referees.test_clock_serve import wait_until
@@ -317,8 +318,11 @@ def test_the_cluster_worker_resolves_one_tournament_while_another_is_stuck(
     )
     try:
         worker.wait_for(" ready.")
-        past = timezone.now() - timedelta(seconds=120)
-        stuck, other = (make_running_tournament(now=past, turn_seconds=60) for _ in range(2))
+        # Turn 1 due a minute ago; turn 2, an hour long, cannot come due before the end.
+        past = timezone.now() - timedelta(seconds=HELD_TURN_SECONDS + 60)
+        stuck, other = (
+            make_running_tournament(now=past, turn_seconds=HELD_TURN_SECONDS) for _ in range(2)
+        )
         locked, release = threading.Event(), threading.Event()
 
         def hold() -> None:

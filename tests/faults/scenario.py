@@ -9,12 +9,12 @@ a Unicorn double move (R5.4), an order changed and one withdrawn (R4), ``claim: 
 
 A fault test plays it against real clocks without racing them: every turn is held open
 (``HELD_TURN_SECONDS``, far longer than a test) until the harness has seen it open and given
-its orders, and only then does the harness set the time left, as a judge does (``clock_extend``
-by the difference, through the API or ``time_left_set``): the clocks then act at that
-deadline, and a slow machine only makes the turn longer. Every order is given before the
-deadline (R4), so none may be refused as late. A clock setting is a change of its own (a log
-line, a version); ``fingerprint_without_clock_settings`` takes the harness's ones out before
-the comparison with the reference, which has none.
+its orders, and only then does the harness set the time left, as a judge does
+(``clock_extend`` by the difference, through the API or ``tests.judge_clock.time_left_set``):
+the clocks then act at that deadline, and a slow machine only makes the turn longer. Every
+order is given before the deadline (R4), so none may be refused as late. A clock setting is
+a change of its own (a log line, a version); ``fingerprint_without_clock_settings`` takes
+the harness's ones out before the comparison with the reference, which has none.
 
 Typical use (inside a database test, with the ``make_running_tournament`` fixture)::
 
@@ -36,8 +36,7 @@ These functions are imported by several fault test modules: keep their names and
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -47,26 +46,20 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from battles.models import Battle
-from referees.kernel import tournament_lock, unit_of_work
 from referees.models import LogEntry, Player, Tournament
 from referees.services import (
-    Actor,
     OrderInput,
     TournamentError,
-    clock_extend,
     clock_tick,
     order_give,
 )
 from strategic_map.models import Army, Order, Turn
-from strategic_map.selectors import campaign_open_turn
 
 TURNS = 6
 PLAYERS = 8  # one General per clan; army codes are "<clan>-1"
 # The reference plays with simulated deadlines; a long turn keeps every real clock (a beat
 # sweep running next to it) away from its deadlines.
 REFERENCE_TURN_SECONDS = 3600
-# The turn length of a fault run: each turn waits for the harness to set its time left.
-HELD_TURN_SECONDS = REFERENCE_TURN_SECONDS
 # The log action of a judge's clock setting (``clock_extend``).
 CLOCK_SETTING = "clock_extended"
 
@@ -198,54 +191,6 @@ def scenario_orders_give(
             ) from refused
         acknowledged.append(order.pk)
     return acknowledged
-
-
-def time_left_seconds(deadline: datetime, seconds: float, now: datetime) -> int:
-    """What a judge gives a turn (``clock_extend``'s ``seconds``) for ``seconds`` to be left
-    at ``now`` of a turn ending at ``deadline``: a whole number, never 0 (refused)."""
-    asked = round(seconds - (deadline - now).total_seconds())
-    return asked or 1
-
-
-@contextmanager
-def time_left_setting(
-    tournament_id: int, *, turn: int, seconds: float, actor: Actor, now: datetime | None = None
-) -> Iterator[datetime]:
-    """Set the time left of the open turn ``turn`` to about ``seconds`` (within half a
-    second), as a judge does (``clock_extend`` by the difference, R4); yields the new
-    deadline before the change commits.
-
-    Under the tournament's lock, which every clock takes before it resolves: what the block
-    does (send the clocks that fire at the deadline) is done before any clock can act on
-    the deadline, however slow this process is. ``AssertionError`` when ``turn`` is no
-    longer the open turn: the harness would be setting another turn's clock.
-    """
-    with unit_of_work():
-        tournament = tournament_lock(tournament_id)
-        open_turn = campaign_open_turn(tournament.campaign)
-        assert open_turn is not None and open_turn.number == turn, (
-            f"tournament {tournament_id}: turn {turn} is not the open turn ({open_turn})"
-        )
-        assert tournament.deadline is not None, f"turn {turn}: the clock is not running"
-        now = now or timezone.now()
-        changed = clock_extend(
-            tournament_id=tournament_id,
-            seconds=time_left_seconds(tournament.deadline, seconds, now),
-            actor=actor,
-            now=now,
-        )
-        assert changed.deadline is not None
-        yield changed.deadline
-
-
-def time_left_set(
-    tournament_id: int, *, turn: int, seconds: float, actor: Actor, now: datetime | None = None
-) -> datetime:
-    """``time_left_setting`` with nothing else to do under the lock; the new deadline."""
-    with time_left_setting(
-        tournament_id, turn=turn, seconds=seconds, actor=actor, now=now
-    ) as deadline:
-        return deadline
 
 
 @dataclass(frozen=True)

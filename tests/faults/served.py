@@ -50,10 +50,9 @@ from strategic_map.models import Order
 from tests.faults.scenario import (
     OrderStep,
     Progress,
-    time_left_seconds,
-    time_left_set,
     turn_progress,
 )
+from tests.judge_clock import time_left_seconds, time_left_set
 from tests.live_clients import WebSocket, http_client
 from tests.referees.celery_processes import Service
 from tests.referees.test_clock_serve import free_port, wait_until

@@ -44,7 +44,6 @@ from sl5r.celery import app
 from strategic_map.models import Turn
 from tests.faults.scenario import (
     DISPERSALS,
-    HELD_TURN_SECONDS,
     TURNS,
     Played,
     exactly_once_problems,
@@ -55,9 +54,9 @@ from tests.faults.scenario import (
     scenario_orders_give,
     scenario_reference,
     scenario_start,
-    time_left_setting,
     turn_progress,
 )
+from tests.judge_clock import HELD_TURN_SECONDS, time_left_setting
 from tests.referees import celery_processes
 from tests.referees.celery_processes import Service, service_tails
 

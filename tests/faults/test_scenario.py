@@ -26,9 +26,9 @@ from tests.faults.scenario import (
     scenario_fingerprint,
     scenario_play_inprocess,
     scenario_reference,
-    time_left_set,
     turn_progress,
 )
+from tests.judge_clock import time_left_set
 
 pytestmark = pytest.mark.django_db
 

@@ -58,7 +58,6 @@ from referees.models import Player, Tournament
 from referees.services import Actor, player_token
 from strategic_map.models import Order, Turn
 from tests.faults.scenario import (
-    HELD_TURN_SECONDS,
     SCENARIO,
     TURNS,
     Progress,
@@ -82,6 +81,7 @@ from tests.faults.served import (
     moment_wait,
     pages_open,
 )
+from tests.judge_clock import HELD_TURN_SECONDS
 from tests.referees import celery_processes, test_clock_serve
 from tests.referees.celery_processes import Service, service_tails
 

@@ -22,15 +22,28 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import redis
 
+from referees import tasks
+from referees.services.clock import STALL_SECONDS
+from sl5r.celery import app
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 DEFAULT_REDIS_DB = 14
 BOOT_SECONDS = 45.0
+# An upper bound on how late a clock acts after a deadline (a turn resolved, a phase ended):
+# the product's own line between a clock that served the deadline and a stalled one
+# (``referees.services.clock.STALL_SECONDS``: past the settle window, none in the tests, the
+# clocks act "within a sweep or two"; later, the judges are told the deadline was missed).
+# The tick sent for a deadline runs at it and beat sweeps every 2 s: well under a second on
+# an idle machine, a few seconds on a loaded one (the tests print what they measured). A
+# load that starves a worker this long has stalled it; no slow machine reaches it by chance.
+LATENESS_MOST = timedelta(seconds=STALL_SECONDS)
 
 
 class Service:
@@ -77,6 +90,15 @@ class Service:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=15)
         self._out.close()
+
+
+def deadline_tick_send(broker_url: str, tournament_id: int, deadline: datetime) -> None:
+    """The tick a server running the Celery clock sends when a judge sets a deadline
+    (``referees.deadlines.schedule_deadline``), on the worker's broker ``broker_url``: this
+    test process, whose requests go through Django's test client, runs the in-process clock
+    and sends none. Due at ``deadline`` (the tests run without a settle window)."""
+    with app.connection_for_write(broker_url) as broker:
+        tasks.tournament_tick.apply_async(args=[tournament_id], eta=deadline, connection=broker)
 
 
 def service_tails(*services: Service) -> str:

@@ -1,7 +1,8 @@
 """``manage.py serve``: Daphne and the in-process clock in one process, stopped by SIGTERM.
 
 The server runs as a subprocess on this test's database (committed data); it must answer
-HTTP and resolve a turn whose deadline passed before it started.
+HTTP and resolve a turn whose deadline passed before it started. The turns are an hour long
+(``HELD_TURN_SECONDS``): the one the clock opens stays open however slow the test is.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from referees.models import LogEntry, Tournament
+from tests.judge_clock import HELD_TURN_SECONDS
 
 pytestmark = pytest.mark.slow
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 WAIT_SECONDS = 30.0
+TURN = timedelta(seconds=HELD_TURN_SECONDS)
 
 
 def free_port() -> int:
@@ -92,7 +95,9 @@ def test_serve_answers_http_and_its_clock_resolves_an_overdue_turn(
     """The server answers /healthz, its clock resolves the turn that ended while it was
     down, and SIGTERM stops it cleanly."""
     # given: turn 1 ended five minutes ago, with no server running
-    tournament = make_running_tournament(turn_seconds=60, now=timezone.now() - timedelta(minutes=6))
+    tournament = make_running_tournament(
+        turn_seconds=HELD_TURN_SECONDS, now=timezone.now() - TURN - timedelta(minutes=5)
+    )
     port = free_port()
 
     # when
@@ -120,7 +125,9 @@ def test_runclock_resolves_an_overdue_turn_and_stops_on_sigterm(
 ) -> None:
     """``runclock`` alone (no web server) sweeps until SIGTERM, then exits cleanly."""
     # given
-    tournament = make_running_tournament(turn_seconds=60, now=timezone.now() - timedelta(minutes=3))
+    tournament = make_running_tournament(
+        turn_seconds=HELD_TURN_SECONDS, now=timezone.now() - TURN - timedelta(minutes=2)
+    )
     log = tmp_path / "runclock.log"
 
     # when
@@ -156,7 +163,9 @@ def test_runclock_once_resolves_what_is_due(
     make_running_tournament: Callable[..., Tournament], transactional_db: None
 ) -> None:
     """``runclock --once`` sweeps once and reports the steps it took."""
-    make_running_tournament(turn_seconds=60, now=timezone.now() - timedelta(minutes=2))
+    make_running_tournament(
+        turn_seconds=HELD_TURN_SECONDS, now=timezone.now() - TURN - timedelta(minutes=1)
+    )
     out = io.StringIO()
 
     call_command("runclock", "--once", stdout=out)

@@ -16,7 +16,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 from pathlib import Path
@@ -326,6 +326,11 @@ SERVED_SETTLE = 8.0  # s; the queued orders were all answered 0.2 s after the lo
 LEAD = timedelta(seconds=5)  # from setting the deadline (connections open) to the deadline
 SENT_BEFORE = timedelta(seconds=3)  # the on-time orders go this long before the deadline: a
 # client starved by a busy machine (CI beside other work) still sends them in time
+# Right before the orders are scheduled the deadline must still be this far ahead of their
+# moment (SENT_BEFORE before it); if getting there took longer (a slow lock, a starved
+# process), the deadline is set again with twice the lead, up to LEAD_MOST (an upper bound).
+SCHEDULED_AHEAD = timedelta(seconds=1)
+LEAD_MOST = timedelta(seconds=80)
 LATE_AFTER = timedelta(milliseconds=300)  # the late one this long after it
 HELD_AFTER = timedelta(seconds=1)  # the database stays locked this long after the deadline
 
@@ -365,31 +370,50 @@ def moves_of(tournament: Tournament) -> list[Move]:
     return moves
 
 
+@dataclass
+class Hold:
+    """``database_held``'s lock: ``release`` lets it go; ``deadline_move(lead)`` lets it go
+    with the deadline set ``lead`` from then, in the lock's own transaction (``deadline``)."""
+
+    release: threading.Event = field(default_factory=threading.Event)
+    lead: timedelta | None = None
+    deadline: datetime | None = None
+
+    def deadline_move(self, lead: timedelta) -> None:
+        self.lead = lead
+        self.release.set()
+
+
 @contextmanager
-def database_held(tournament_id: int) -> Iterator[threading.Event]:
-    """The tournament's row locked from another connection until the event is set.
+def database_held(tournament_id: int) -> Iterator[Hold]:
+    """The tournament's row locked from another connection until ``release`` is set.
 
     An order takes that lock first (SQLite: the write lock of ``BEGIN IMMEDIATE``), so the
-    server's one HTTP thread waits on it and every other request queues behind it.
+    server's one HTTP thread waits on it and every other request queues behind it. A
+    deadline moved as the lock is let go is committed with its release: no clock, which
+    takes the lock before it resolves, can find the old one passed in between.
     """
-    held, release = threading.Event(), threading.Event()
+    held, hold = threading.Event(), Hold()
 
-    def hold() -> None:
+    def holding() -> None:
         try:
             with transaction.atomic():
                 Tournament.objects.select_for_update().get(pk=tournament_id)
                 held.set()
-                release.wait(timeout=60)
+                hold.release.wait(timeout=60)
+                if hold.lead is not None:
+                    hold.deadline = timezone.now() + hold.lead
+                    deadline_set(tournament_id, hold.deadline)
         finally:
             connections.close_all()
 
-    thread = threading.Thread(target=hold, name="lock-holder")
+    thread = threading.Thread(target=holding, name="lock-holder")
     thread.start()
     try:
         assert held.wait(timeout=30), "could not lock the tournament"
-        yield release
+        yield hold
     finally:
-        release.set()
+        hold.release.set()
         thread.join(timeout=30)
 
 
@@ -397,10 +421,10 @@ async def sleep_until(moment: datetime) -> None:
     await asyncio.sleep(max(0.0, (moment - timezone.now()).total_seconds()))
 
 
-def deadline_soon(tournament_id: int) -> datetime:
-    """Set the deadline ``LEAD`` from now, from a thread of its own (not the event loop's)."""
+def deadline_soon(tournament_id: int, lead: timedelta = LEAD) -> datetime:
+    """Set the deadline ``lead`` from now, from a thread of its own (not the event loop's)."""
     try:
-        deadline = timezone.now() + LEAD
+        deadline = timezone.now() + lead
         deadline_set(tournament_id, deadline)
         return deadline
     finally:
@@ -417,12 +441,15 @@ async def burst(
     """Send the orders around the deadline with the database held.
 
     Returns the deadline and when the database was let go. The deadline is set once every
-    phone's connection is open, so that a slow start cannot make the orders late.
+    phone's connection is open, so that a slow start cannot make the orders late; and it is
+    checked once the database is held, right before the orders are scheduled: if it is no
+    longer ``SENT_BEFORE`` + ``SCHEDULED_AHEAD`` ahead, the database is let go and the
+    deadline set again, further off. A slow machine makes the turn longer, never an order
+    that was to go in time late.
     """
     clients = {move.code: http_client(port) for move in [*on_time, late]}
     for client in clients.values():
         assert (await client.get("/healthz")).status_code == 200
-    deadline = await asyncio.to_thread(deadline_soon, tournament_id)
 
     async def send(move: Move, at: datetime) -> None:
         await sleep_until(at)
@@ -434,13 +461,24 @@ async def burst(
         move.status, move.body = response.status_code, response.content
         move.answered_at = timezone.now()
 
-    with database_held(tournament_id) as release:
-        sending = [asyncio.create_task(send(m, deadline - SENT_BEFORE)) for m in on_time]
-        sending.append(asyncio.create_task(send(late, deadline + LATE_AFTER)))
-        await sleep_until(deadline + held_after)
-        released_at = timezone.now()
-        release.set()
-        await asyncio.wait_for(asyncio.gather(*sending), timeout=60)
+    lead = LEAD
+    deadline = await asyncio.to_thread(deadline_soon, tournament_id, lead)
+    while True:
+        with database_held(tournament_id) as hold:
+            if deadline - timezone.now() >= SENT_BEFORE + SCHEDULED_AHEAD:
+                sending = [asyncio.create_task(send(m, deadline - SENT_BEFORE)) for m in on_time]
+                sending.append(asyncio.create_task(send(late, deadline + LATE_AFTER)))
+                await sleep_until(deadline + held_after)
+                released_at = timezone.now()
+                hold.release.set()
+                await asyncio.wait_for(asyncio.gather(*sending), timeout=60)
+                break
+            # Too slow to get here: nothing is sent, the turn gets a longer lead.
+            lead *= 2
+            assert lead <= LEAD_MOST, f"not once was the deadline {SENT_BEFORE} ahead of the orders"
+            hold.deadline_move(lead)
+        assert hold.deadline is not None
+        deadline = hold.deadline
     for client in clients.values():
         await client.aclose()
     return deadline, released_at

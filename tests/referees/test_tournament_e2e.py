@@ -1,11 +1,19 @@
 """A short tournament played end to end through the JSON API, with Celery running the clock.
 
-A judge (API key) imports the map, creates a 16-player tournament of three 3-second turns,
-registers the players and starts it; the Crane declare their starting positions through
-their own General, the judge declares the others'. From then on nobody advances anything
-by hand: a real Celery worker and beat (subprocesses, ``SL5R_CLOCK=celery``) move the
-tournament from planning to negotiation to turn 1 and resolve every turn, while the
-Generals give orders with their join tokens. What the test plays:
+A judge (API key) imports the map, creates a 16-player tournament of three turns, registers
+the players and starts it; the Crane declare their starting positions through their own
+General, the judge declares the others'. From then on nobody advances anything by hand: a
+real Celery worker and beat (subprocesses, ``SL5R_CLOCK=celery``) move the tournament from
+planning to negotiation to turn 1 and resolve every turn, while the Generals give orders
+with their join tokens.
+
+Nothing races the clock. Every phase and turn is created an hour long (``HELD_SECONDS``) and
+held open until the test has done what it does in it; then the judge sets its time left
+(``POST …/clock/extend`` by the difference, as at his console): 2 s for planning and
+negotiation, 3 s for turns 1 and 2, none for turn 3, which he ends at once so that an order
+after its deadline can be sent without waiting for the wall clock. A loaded machine makes
+a phase longer, never an order late or a phase missed. The clock then acts at the deadline
+the judge set: the tick the server sends for it, or beat's sweep. What the test plays:
 
 ========  ===================================================================================
 turn 1    Lion 1 and Dragon 1 swap (akodo <-> mirumoto: a swap conflict, decided by a draw);
@@ -15,8 +23,8 @@ turn 1    Lion 1 and Dragon 1 swap (akodo <-> mirumoto: a swap conflict, decided
 turn 2    Crab 1 holds without claiming; Phoenix 2 takes Seppun; Shadowlands 1 changes his
           order from the Wastes to Crab Hiruma (the last order counts).
 turn 3    Phoenix 2 takes Scorpion Soshi; Unicorn 2 takes the Shadowlands Wastes; Crab 1,
-          without an order, holds and claims Shinomen Mori. After the deadline Crab 2's
-          order is refused (409).
+          without an order, holds and claims Shinomen Mori. The judge ends the turn now;
+          then Crab 2's order is refused (409).
 ========  ===================================================================================
 
 Runs on PostgreSQL (the test database, committed: ``transaction=True``) with Redis as the
@@ -40,10 +48,18 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from referees.access import judge_key_create
+from referees.services import Actor
 from sl5r.rules.clans import CLANS
 from sl5r.rules.mapgraph import GameMap, rokugan_map
+from strategic_map.models import Turn
+from tests.judge_clock import HELD_TURN_SECONDS, time_left_seconds
 from tests.referees import celery_processes
-from tests.referees.celery_processes import Service, service_tails
+from tests.referees.celery_processes import (
+    LATENESS_MOST,
+    Service,
+    deadline_tick_send,
+    service_tails,
+)
 from tests.referees.conftest import Api
 
 pytestmark = [
@@ -54,15 +70,16 @@ pytestmark = [
 ]
 
 CELERY_REDIS_DB = 13  # the broker's Redis database; test_tasks_celery uses 14
-TURN_SECONDS = 3
+# The length every phase and turn is created with: each waits for the judge to set its time
+# left once the test has done its part in it.
+HELD_SECONDS = HELD_TURN_SECONDS
+TURN_SECONDS = 3  # the time left the judge gives turns 1 and 2 once their orders are in
 TURNS = 3
-PHASE_SECONDS = 2  # planning and negotiation
-# The worker's tick sent for a deadline runs at the deadline; beat sweeps every 2 s.
-LATENESS = timedelta(seconds=2.5)
-GAME_SECONDS = 60.0  # from the start to the end of the last turn, at most
+PHASE_SECONDS = 2  # the time left he gives planning and negotiation
+# An upper bound: the game takes PHASE_SECONDS × 2 + TURN_SECONDS × 2 of clock time and a few
+# dozen requests; a stuck clock never ends it.
+GAME_SECONDS = 120.0
 POLL_SECONDS = 0.1
-# A turn opened with less time than this left could not be given its orders in time.
-ORDERS_NEED_SECONDS = 1.0
 
 celery_env = celery_processes.celery_env
 celery_start = celery_processes.celery_start
@@ -80,9 +97,10 @@ def move(*path: str, claim: bool = True) -> dict[str, Any]:
 class Game:
     """One tournament seen through the API: the judge's key and the Generals' tokens."""
 
-    def __init__(self, api: Api, judge_key: str, *services: Service) -> None:
+    def __init__(self, api: Api, judge_key: str, broker_url: str, *services: Service) -> None:
         self.api = api
         self.judge_key = judge_key
+        self.broker_url = broker_url  # the worker's: the ticks a server would send
         self.services = services
         self.id = 0
         self.tokens: dict[str, str] = {}  # army code -> its General's join token
@@ -135,8 +153,42 @@ class Game:
     def wait_phase(self, phase: str) -> dict[str, Any]:
         return self.wait(f"in phase {phase}", lambda s: s["tournament"]["clock"]["phase"] == phase)
 
-    def wait_turn(self, number: int) -> datetime:
-        """Wait until turn ``number`` is open; its deadline, checked to leave time for orders.
+    def time_left_set(self, seconds: float, *, phase: str, turn: int | None = None) -> datetime:
+        """The judge gives ``phase`` (``turn`` in a running game), held open until now, about
+        ``seconds`` left (within half a second), as at his console: ``POST …/clock/extend``
+        by the difference. Then the tick a server running the Celery clock sends for the new
+        deadline, which is returned: the held one moved by the whole seconds asked."""
+        before = self.deadline_of(phase, turn)
+        asked = time_left_seconds(before, seconds, timezone.now())
+        self.judge("POST", "/clock/extend", {"seconds": asked})
+        deadline = before + timedelta(seconds=asked)
+        deadline_tick_send(self.broker_url, self.id, deadline)
+        return deadline
+
+    def turn_end_now(self, turn: int) -> None:
+        """The judge takes all the time left off the open turn ``turn``: its deadline is now
+        (the server's ``now``: the clock takes no time off past it, so asking for a second
+        more than is left is exact whatever the rounding). The caller sends the tick."""
+        before = self.deadline_of("running", turn)
+        asked = time_left_seconds(before, -1, timezone.now())
+        self.judge("POST", "/clock/extend", {"seconds": asked})
+
+    def tick_send(self, deadline: datetime) -> None:
+        """The tick a server running the Celery clock sends for ``deadline``."""
+        deadline_tick_send(self.broker_url, self.id, deadline)
+
+    def deadline_of(self, phase: str, turn: int | None) -> datetime:
+        """The deadline of the current phase, checked to be ``phase`` (and ``turn``)."""
+        tournament = self.state()["tournament"]
+        clock = tournament["clock"]
+        assert clock["phase"] == phase and turn in (None, tournament["turn"]), (
+            f"the judge sets the time left of {phase} {turn or ''}, but the clock is at "
+            f"turn {tournament['turn']}: {clock}"
+        )
+        return datetime.fromisoformat(clock["deadline"])
+
+    def wait_turn(self, number: int) -> None:
+        """Wait until turn ``number`` is open, held open for its orders.
 
         ``GET state`` reads the tournament (its clock) before the turns, without one
         snapshot: a poll in the middle of a resolution can show the new turn with the old
@@ -154,13 +206,14 @@ class Game:
 
         state = self.wait(f"in turn {number}", opened)
         clock = state["tournament"]["clock"]
+        # Held open until the judge sets its time left: it cannot pass unseen, and its
+        # orders cannot be late, however slow this process is.
         assert (state["tournament"]["turn"], clock["phase"]) == (number, "running"), (
-            f"turn {number} was not seen open with time left: {clock}"
+            f"turn {number} was resolved while held open for its orders: {clock}"
         )
-        assert clock["remaining"] >= ORDERS_NEED_SECONDS, (
-            f"turn {number} opened with {clock['remaining']} s left: no time to give orders"
+        assert clock["remaining"] > HELD_SECONDS - GAME_SECONDS, (
+            f"turn {number} opened with {clock['remaining']} s left, not held for its orders"
         )
-        return datetime.fromisoformat(clock["deadline"])
 
 
 def positions_of(state: Mapping[str, Any]) -> dict[str, str | None]:
@@ -206,6 +259,7 @@ def celery_clock(celery_start: Callable[[str], Service]) -> Iterator[tuple[Servi
 
 def test_a_tournament_is_played_through_the_api_while_celery_runs_the_clock(
     celery_clock: tuple[Service, Service],
+    celery_env: dict[str, str],
     api: Api,
     django_user_model: Any,
     tmp_path: Path,
@@ -213,8 +267,8 @@ def test_a_tournament_is_played_through_the_api_while_celery_runs_the_clock(
     worker, beat = celery_clock
     game_map = rokugan_map()
     user = django_user_model.objects.create_user(username="e2e-judge", password="e2e-pass-1")
-    game = Game(api, judge_key_create(user=user, label="e2e").key, worker, beat)
-    key = game.judge_key
+    key = judge_key_create(user=user, label="e2e").key
+    game = Game(api, key, celery_env["REDIS_URL"], worker, beat)
 
     # --- set-up: the map, the tournament, its 16 players ----------------------------------
     response = api.post("/maps", {"slug": "rokugan", "data": game_map.to_dict()}, token=key)
@@ -225,10 +279,10 @@ def test_a_tournament_is_played_through_the_api_while_celery_runs_the_clock(
             "name": "End to end",
             "map": "rokugan",
             "player_count": 16,
-            "turn_seconds": TURN_SECONDS,
+            "turn_seconds": HELD_SECONDS,
             "turns_total": TURNS,
-            "planning_seconds": PHASE_SECONDS,
-            "negotiation_seconds": PHASE_SECONDS,
+            "planning_seconds": HELD_SECONDS,
+            "negotiation_seconds": HELD_SECONDS,
         },
         token=key,
     )
@@ -252,7 +306,6 @@ def test_a_tournament_is_played_through_the_api_while_celery_runs_the_clock(
     # --- the start: planning, the clans declare -------------------------------------------
     game.started = time.monotonic()
     assert game.judge("POST", "/start")["phase"] == "planning"
-    planning_deadline = datetime.fromisoformat(game.state()["tournament"]["clock"]["deadline"])
     response = api.put(
         f"/tournaments/{game.id}/positions/crane",
         {"positions": CRANE_POSITIONS},
@@ -269,11 +322,12 @@ def test_a_tournament_is_played_through_the_api_while_celery_runs_the_clock(
         start.update(positions)
     assert positions_of(game.state()) == start
 
-    # --- the clock alone moves on: negotiation, then turn 1 -------------------------------
-    negotiation_deadline = datetime.fromisoformat(
-        game.wait_phase("negotiation")["tournament"]["clock"]["deadline"]
-    )
-    deadlines = {1: game.wait_turn(1)}
+    # --- the clock moves on, at the deadlines the judge sets: negotiation, then turn 1 ----
+    planning_deadline = game.time_left_set(PHASE_SECONDS, phase="planning")
+    game.wait_phase("negotiation")
+    negotiation_deadline = game.time_left_set(PHASE_SECONDS, phase="negotiation")
+    game.wait_turn(1)
+    deadlines: dict[int, datetime] = {}  # turn -> the deadline the judge set
 
     # --- turn 1 ----------------------------------------------------------------------------
     for army, province in SWAP.items():
@@ -289,20 +343,24 @@ def test_a_tournament_is_played_through_the_api_while_celery_runs_the_clock(
     orders = {o["army"]: o for o in game.state()["orders"]}
     assert sorted(orders) == ["crab-1", "dragon-1", "lion-1", "phoenix-2", "unicorn-2"]
     assert orders["crab-1"]["claim"] is False
+    deadlines[1] = game.time_left_set(TURN_SECONDS, phase="running", turn=1)
 
     # --- turn 2 ----------------------------------------------------------------------------
-    deadlines[2] = game.wait_turn(2)
+    game.wait_turn(2)
     game.give("crab-1", {"kind": "hold", "claim": False})
     game.give("phoenix-2", move("seppun"))
     game.give("shadowlands-1", move("shadowlands-wastes"))
     game.give("shadowlands-1", move("crab-hiruma"))  # changed: the last order counts
+    deadlines[2] = game.time_left_set(TURN_SECONDS, phase="running", turn=2)
 
     # --- turn 3, and an order after its deadline ------------------------------------------
-    deadlines[3] = game.wait_turn(3)
+    game.wait_turn(3)
     game.give("phoenix-2", move("scorpion-soshi"))
     game.give("unicorn-2", move("shadowlands-wastes"))
-    time.sleep(max(0.0, (deadlines[3] - timezone.now()).total_seconds()) + 0.05)
+    game.turn_end_now(3)  # its deadline passed as he asked: no waiting for the wall clock
     late = game.order("crab-2", move("crab-yasuki"))
+    # Only now the tick a server sends for the deadline: beat's sweep may still come first.
+    game.tick_send(timezone.now())
     assert late.status_code == 409, late.content
     # "late" while the turn waits for the clock, "not_running" once it is resolved
     assert late.json()["code"] in ("late", "not_running"), late.content
@@ -313,6 +371,13 @@ def test_a_tournament_is_played_through_the_api_while_celery_runs_the_clock(
     assert after_end.json()["code"] == "not_running"
 
     # === then: the log, each turn once and on time ========================================
+    # Each turn's deadline as the clock acted on it: the one the judge set (turn 3's is the
+    # server's ``now`` when he ended it).
+    stored = dict(
+        Turn.objects.filter(campaign__tournament=game.id).values_list("number", "deadline")
+    )
+    assert {1: stored[1], 2: stored[2]} == deadlines and stored[3] is not None, stored
+    deadlines[3] = stored[3]
     log = api.get(f"/tournaments/{game.id}/log?limit=1000", token=key).json()
     assert log["more"] is False
     entries = log["entries"]
@@ -320,11 +385,13 @@ def test_a_tournament_is_played_through_the_api_while_celery_runs_the_clock(
     for entry in entries:
         by_action.setdefault(entry["action"], []).append(entry)
     resolved = by_action["turn_resolved"]
+    lateness: dict[str, timedelta] = {}  # printed: how late the clock acted, on this machine
     assert Counter(e["turn"] for e in resolved) == dict.fromkeys(range(1, TURNS + 1), 1)
     for entry in resolved:
         assert entry["by"] == "clock"
         late_by = datetime.fromisoformat(entry["at"]) - deadlines[entry["turn"]]
-        assert timedelta(0) <= late_by <= LATENESS, f"turn {entry['turn']} resolved {late_by} late"
+        assert timedelta(0) <= late_by <= LATENESS_MOST, f"turn {entry['turn']} {late_by} late"
+        lateness[f"turn {entry['turn']}"] = late_by
     assert "deployment_started" not in by_action, "the clans declared after planning ended"
     [negotiation] = by_action["negotiation_started"]
     [opened] = by_action["turn_opened"]
@@ -333,13 +400,22 @@ def test_a_tournament_is_played_through_the_api_while_celery_runs_the_clock(
     assert (ended["by"], ended["turn"]) == ("clock", TURNS)
     for entry, deadline in ((negotiation, planning_deadline), (opened, negotiation_deadline)):
         late_by = datetime.fromisoformat(entry["at"]) - deadline
-        assert timedelta(0) <= late_by <= LATENESS, f"{entry['action']} {late_by} late"
+        assert timedelta(0) <= late_by <= LATENESS_MOST, f"{entry['action']} {late_by} late"
+        lateness[entry["action"]] = late_by
     given = by_action["order_given"]
     for entry in given:
         assert datetime.fromisoformat(entry["at"]) < deadlines[entry["turn"]], entry
     assert "crab-2" not in {e["data"]["army"] for e in given}
     assert "scorpion-1" not in {e["data"]["army"] for e in given}
     assert [e["data"]["army"] for e in by_action["order_withdrawn"]] == ["crane-2"]
+    # The judge's settings: one a phase and one a turn, and nothing else moved a deadline.
+    settings = by_action["clock_extended"]
+    assert [e["by"] for e in settings] == [Actor.of_user(user).label] * (2 + TURNS), settings
+    print(
+        "\nthe clock acted "
+        + ", ".join(f"{what} {by.total_seconds():.3f} s" for what, by in lateness.items())
+        + f" after the deadline; the late order: {late.json()['code']}"
+    )
 
     # === the turns as played: the swap, the claims, and their case files =================
     cases = {}
