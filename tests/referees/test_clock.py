@@ -24,10 +24,12 @@ from referees.services import clock as clock_services
 from strategic_map.models import Turn
 
 WAIT_SECONDS = 15.0
-# The clock sweeps every INTERVAL; a due turn is resolved within that plus a margin for a
-# loaded machine (a resolution itself takes a few milliseconds).
+# The clock sweeps every INTERVAL: a due turn is resolved within that on an idle machine (a
+# resolution takes a few milliseconds). The bound checked is the product's own line for a
+# stalled clock (STALL_SECONDS), which a loaded machine does not reach by chance; the test
+# prints the lateness it saw.
 INTERVAL = 0.05
-LATENESS = timedelta(seconds=1.0)
+LATENESS = timedelta(seconds=clock_services.STALL_SECONDS)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -96,18 +98,23 @@ def test_the_clock_thread_resolves_due_turns_on_time_and_opens_the_next(
     assert reached, "two turns were not resolved in time"
     assert stopped
     rows = turns(tournament)
-    assert [(t.number, t.status) for t in rows[:3]] == [
-        (1, Turn.Status.RESOLVED),
-        (2, Turn.Status.RESOLVED),
-        (3, Turn.Status.OPEN),
+    # A machine that stalls the test between the second step and the stop may let the clock
+    # resolve turn 3 as well: each turn is still resolved once, in order, and the one after
+    # the last resolved is open.
+    resolved = [t for t in rows if t.status == Turn.Status.RESOLVED]
+    assert len(resolved) >= 2
+    assert [(t.number, t.status) for t in rows] == [
+        *((n, Turn.Status.RESOLVED) for n in range(1, len(resolved) + 1)),
+        (len(resolved) + 1, Turn.Status.OPEN),
     ]
-    for turn in rows[:2]:
+    for turn in resolved:
         assert turn.deadline is not None and turn.resolved_at is not None
         assert turn.deadline <= turn.resolved_at <= turn.deadline + LATENESS
         assert turn.resolved_by == "clock"
-    for turn in rows[1:3]:
+    for turn in rows[1:]:
         assert turn.deadline == turn.opened_at + timedelta(seconds=1)
-    assert resolutions(tournament)[:2] == [1, 2]
+    assert resolutions(tournament) == [t.number for t in resolved]
+    print("resolved after the deadline by", [str(t.resolved_at - t.deadline) for t in resolved])
     assert clock.failures == 0
 
 
