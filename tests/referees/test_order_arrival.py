@@ -233,19 +233,7 @@ def test_r4_an_order_is_judged_by_the_stamp_the_server_gave_its_request(
         else ArrivalStamped(get_asgi_application())
     )
     body = json.dumps({"kind": "move", "path": [move.target]}).encode()
-    request = {
-        **scope(
-            "PUT",
-            f"/api/tournaments/{tournament.pk}/orders/mine",
-            [
-                (b"host", b"localhost"),
-                (b"authorization", f"Bearer {move.token}".encode()),
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        ),
-        "client": phone,
-    }
+    request = {**order_scope(tournament.pk, move.token, body), "client": phone}
 
     # when
     try:
@@ -415,6 +403,20 @@ def database_held(tournament_id: int) -> Iterator[Hold]:
     finally:
         hold.release.set()
         thread.join(timeout=30)
+
+
+def order_scope(tournament_id: int, token: str, body: bytes) -> dict[str, Any]:
+    """The ASGI scope of a General's ``PUT orders/mine`` with ``body``."""
+    return scope(
+        "PUT",
+        f"/api/tournaments/{tournament_id}/orders/mine",
+        [
+            (b"host", b"localhost"),
+            (b"authorization", f"Bearer {token}".encode()),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    )
 
 
 async def sleep_until(moment: datetime) -> None:

@@ -38,7 +38,7 @@ from sl5r.serving.threaded_http import (
 from sl5r.serving.waiting_orders import WAITING
 from strategic_map.models import Order
 from tests.referees import test_clock_serve
-from tests.referees.test_order_arrival import deadline_set, moves_of
+from tests.referees.test_order_arrival import deadline_set, moves_of, order_scope
 from tests.serving.test_threaded_http import scope
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -205,16 +205,7 @@ def test_an_order_that_arrived_before_the_deadline_is_stored_though_djangos_hand
     handler_starts = deadline + timedelta(milliseconds=100)
     application = ArrivalStamped(reached_after(handler_starts, get_asgi_application()))
     body = f'{{"kind": "move", "path": ["{move.target}"]}}'.encode()
-    request = scope(
-        "PUT",
-        f"/api/tournaments/{tournament.pk}/orders/mine",
-        [
-            (b"host", b"localhost"),
-            (b"authorization", f"Bearer {move.token}".encode()),
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ],
-    )
+    request = order_scope(tournament.pk, move.token, body)
     sent: list[Message] = []
 
     async def send(message: Message) -> None:
