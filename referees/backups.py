@@ -169,7 +169,7 @@ def backup_soon_on_commit() -> None:
     transaction.on_commit(_SOON.mark)
 
 
-class _Coalescer:
+class BackupCoalescer:
     """A daemon thread that writes a backup when changes are waiting, at most one every
     ``BACKUP_SOON_SECONDS``: the first change after a quiet spell at once, the rest of a
     burst together."""
@@ -222,7 +222,7 @@ class _Coalescer:
                     self._changed.notify_all()
 
 
-_SOON = _Coalescer()
+_SOON = BackupCoalescer()
 
 
 def backups_flush(*, timeout: float) -> bool:

@@ -220,7 +220,7 @@ def test_under_continuous_changes_each_change_is_in_a_backup_within_2_s(
     clock = HeldClock(1000.0)
     written: list[float] = []
     monkeypatch.setattr(backups, "backup_write", lambda **_: written.append(clock()))
-    soon = backups._Coalescer(clock=clock)
+    soon = backups.BackupCoalescer(clock=clock)
     bound = 2.0 - WRITE_SECONDS
 
     # when: a first change after a quiet spell
