@@ -245,7 +245,7 @@ async def test_a_phone_takes_a_pong_without_a_version_as_live_js_does() -> None:
     assert page.heard == 7 and len(phones.tasks) == 1
     for task in phones.tasks:
         task.cancel()
-    await asyncio.sleep(0)
+    await asyncio.gather(*phones.tasks, return_exceptions=True)
     phones.failure_raise()
 
 

@@ -194,7 +194,7 @@ async def answered(application: Any, request: dict[str, Any], body: bytes) -> tu
 
     async def receive() -> dict[str, Any]:
         if not parts:
-            await asyncio.sleep(3600)  # a client that stays: the answer comes first
+            await asyncio.Event().wait()  # a client that stays: the answer comes first
         return {"type": "http.request", "body": parts.pop(), "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:
