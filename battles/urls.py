@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, URLResolver, path
 
-from battles import pages
+from battles.web import pages
 
 app_name = "battles"
 

@@ -27,7 +27,7 @@ from ninja.openapi.docs import Swagger, render_template
 from ninja.operation import Operation
 from ninja.parser import Parser
 
-from battles.api import router as battles_router
+from battles.web.api import router as battles_router
 from referees.api import router as referees_router
 from referees.auth import AuthFailed
 from referees.kernel import TournamentError

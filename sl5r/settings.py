@@ -372,7 +372,7 @@ STORAGES = {
 
 # --- Authentication ----------------------------------------------------------------------
 
-# Judges sign in on the site's own page (referees/home_pages.py), not the admin's, and land
+# Judges sign in on the site's own page (referees/pages/home.py), not the admin's, and land
 # on the list of the tournaments they judge.
 LOGIN_URL = "sign_in"
 LOGIN_REDIRECT_URL = "referees:judge_home"

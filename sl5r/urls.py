@@ -6,9 +6,9 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 
-from referees.home_pages import admin_sign_in, home, sign_in, sign_out
-from referees.judge_accounts import judge_welcome
-from referees.views import join
+from referees.pages.home import admin_sign_in, home, sign_in, sign_out
+from referees.pages.join import join
+from referees.pages.welcome import judge_welcome
 from sl5r.api import api_not_found, api_urls
 from sl5r.views import healthz
 

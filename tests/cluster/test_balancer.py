@@ -4,7 +4,7 @@ A cluster of its own, with failed joins limited to 3 an hour (``SL5R_RATE_LIMITS
 that each test uses up one client's allowance in a few requests. Clients are told apart by
 the loopback address they connect from (127.0.0.0/8 is all this machine), as phones on a
 venue's Wi-Fi are by theirs. A wrong join link is a failed join: 403 until the limit, then
-429 (``referees/views.py``, ``join``).
+429 (``referees/pages/join.py``, ``join``).
 """
 
 from __future__ import annotations

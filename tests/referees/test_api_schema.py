@@ -16,8 +16,8 @@ from django.utils import timezone
 from ninja.responses import NinjaJSONEncoder
 
 from battles.models import Battle
-from battles.schemas import BattleOut
 from battles.selectors import battle_detail
+from battles.web.schemas import BattleOut
 from referees.schemas import StateOut
 from referees.selectors import Viewer, turn_case
 from sl5r.api_errors import ERROR_STATUS

@@ -1,4 +1,4 @@
-"""The judge console, the big screen and the history pages (referees/judge_pages.py)."""
+"""The judge console, the big screen and the history pages (referees/pages/console.py)."""
 
 from __future__ import annotations
 

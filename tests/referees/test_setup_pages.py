@@ -1,4 +1,4 @@
-"""The new-tournament page and a tournament's settings page (referees/setup_pages.py).
+"""The new-tournament page and a tournament's settings page (referees/pages/setup.py).
 
 Every option the API has, each refusal next to its field, an uploaded map checked as
 ``loadmap`` checks it (nothing stored on any problem), and the line-up R1 gives (R1)

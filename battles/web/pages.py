@@ -26,7 +26,7 @@ from battles.selectors import battle_detail, battle_get, battles_visible
 from referees.access import player_from_session, tournament_get, user_judges
 from referees.kernel import TournamentError
 from referees.models import JudgeCall, Player, Tournament
-from referees.page_refusals import judge_or_refusal, problem_page
+from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.selectors import Viewer
 from sl5r.rules.clans import CLANS
 from strategic_map.clans import clan_name

@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from referees.judging import welcome_link_account, welcome_tokens
-from referees.page_refusals import problem_page
+from referees.pages.refusals import problem_page
 
 
 class JudgeWelcomeView(PasswordResetConfirmView):

@@ -33,7 +33,7 @@ from referees.access import (
 )
 from referees.kernel import TournamentError
 from referees.models import Instruction, JudgeCall, Player, Tournament
-from referees.page_refusals import problem_page
+from referees.pages.refusals import problem_page
 from referees.selectors import Viewer, clan_roles, tournament_clock, visible_instructions
 from sl5r.api_errors import error_status
 from sl5r.rules.roles import Role, Visibility, role_visibility

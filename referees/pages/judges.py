@@ -40,7 +40,7 @@ from referees.judging import (
 )
 from referees.kernel import Actor, TournamentError
 from referees.models import JudgeKey, Tournament
-from referees.page_refusals import judge_or_refusal, problem_page
+from referees.pages.refusals import judge_or_refusal, problem_page
 from sl5r.api_errors import error_status
 from sl5r.public_url import public_url, qr_svg
 

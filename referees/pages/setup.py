@@ -28,7 +28,7 @@ from referees.access import map_get, user_may_create_tournament
 from referees.kernel import Actor, TournamentError, unit_of_work
 from referees.lineups import lineup_shape_for, role_count_text, roles_text, tournament_lineup
 from referees.models import Tournament
-from referees.page_refusals import judge_or_refusal, problem_page
+from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.setup_forms import TournamentForm, form_initial
 from sl5r.api_errors import error_status
 from sl5r.rules.clans import CLANS

@@ -40,7 +40,7 @@ from django.views.decorators.http import require_safe
 from referees.access import tournament_get, user_judges
 from referees.kernel import TournamentError
 from referees.models import Tournament
-from referees.page_refusals import problem_page
+from referees.pages.refusals import problem_page
 from referees.replay import campaign_story, report_file_name, story_allowed
 from referees.selectors import Viewer
 from referees.texts import state_turn_words

@@ -17,8 +17,8 @@ from ninja import Router
 
 from battles import services
 from battles.models import Battle
-from battles.schemas import ActionIn, AnswerIn, BattleOut, CorrectionIn, ResultIn, VoteIn
 from battles.selectors import battle_detail, battle_get, battles_visible
+from battles.web.schemas import ActionIn, AnswerIn, BattleOut, CorrectionIn, ResultIn, VoteIn
 from referees.access import tournament_get, user_judges
 from referees.auth import SIGNED_IN, caller_of
 from referees.kernel import Actor

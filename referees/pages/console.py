@@ -43,7 +43,7 @@ from referees.log_texts import (
     rejection_text,
 )
 from referees.models import Player, Tournament
-from referees.page_refusals import judge_or_refusal, problem_page
+from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.selectors import (
     Viewer,
     resolved_turn_numbers,

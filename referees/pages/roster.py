@@ -28,7 +28,7 @@ from referees.access import player_get, player_join_link
 from referees.kernel import Actor, TournamentError
 from referees.lineups import roles_text, tournament_shape
 from referees.models import Player, Tournament
-from referees.page_refusals import judge_or_refusal, problem_page
+from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.roster import (
     RosterPreview,
     RosterRefused,

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_safe
 
 from referees.access import player_declares_for, tournament_players
 from referees.models import Player, Tournament
-from referees.player_pages import clan_daimyo, joined_player, player_page_url
+from referees.pages.players import clan_daimyo, joined_player, player_page_url
 from strategic_map.board import Board
 from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES, map_drawing

@@ -29,7 +29,7 @@ from django.views.decorators.http import require_safe
 from battles.models import Battle
 from referees.kernel import TournamentError
 from referees.models import Tournament
-from referees.page_refusals import judge_or_refusal, problem_page
+from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.paper import BoardArmy, Slip, SlipChoice, StoredOrder, TurnPack, turn_pack
 from referees.texts import order_refusal_text
 from sl5r.api_errors import error_status
