@@ -15,7 +15,7 @@ class RefereesConfig(AppConfig):
         # must stay free of side effects (see there).
         # The live updates listen to the kernel's tournament_changed (referees/kernel.py),
         # which cannot import them: they sit at the top of the stack.
-        import referees.events  # noqa: F401
+        import referees.live.events  # noqa: F401
         from referees.kernel import frame_signals_connect
 
         # Saved players, armies, turns and campaigns start a new order frame, whoever saved

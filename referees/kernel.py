@@ -8,7 +8,7 @@ below every domain module (``referees.services``, ``referees.roster``, ``referee
 One operation is one unit of work (``unit_of_work``): however many changes it announces —
 a turn resolution announces the turn and its battle tables — the tournament's version grows
 once and one event goes out, after commit, through the ``tournament_changed`` signal. The
-kernel does not know who listens: ``referees.events`` (the live updates) connects to it when
+kernel does not know who listens: ``referees.live.events`` (the live updates) connects to it when
 the app is ready, so that nothing here imports the transport.
 """
 

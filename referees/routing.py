@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, path
 
-from referees.consumers import TournamentConsumer
+from referees.live.consumers import TournamentConsumer
 
 websocket_urlpatterns: list[URLPattern] = [
     # django-stubs' path() knows views only, not the ASGI applications Channels routes.

@@ -268,7 +268,7 @@ def _state_built(
     return state, tournament
 
 
-# --- The views a live update carries (referees.fanout) -----------------------------------------
+# --- The views a live update carries (referees.live.hubs) -----------------------------------------
 
 
 @dataclass(frozen=True)
@@ -300,7 +300,7 @@ def views_json(
 
     None for a view whose reader is no longer what the socket was admitted as (a join link
     reissued or revoked, a judge removed): the page fetches the state and is answered as
-    it now is. Runs in a worker thread of the server (``referees.fanout``), so it keeps no
+    it now is. Runs in a worker thread of the server (``referees.live.hubs``), so it keeps no
     broken database connection.
     """
     close_old_connections()

@@ -29,9 +29,9 @@ from ninja.parser import Parser
 
 from battles.web.api import router as battles_router
 from referees.api import router as referees_router
-from referees.auth import AuthFailed
+from referees.http.auth import AuthFailed
+from referees.http.ratelimit import RateLimited
 from referees.kernel import TournamentError
-from referees.ratelimit import RateLimited
 from sl5r.api_errors import error_status
 from sl5r.rules.errors import MapError, RulesInputError
 from sl5r.rules.jsonvalue import MAX_DEPTH, JsonProblem, JsonValueProblem, json_value_problem
@@ -109,7 +109,7 @@ class SessionSwagger(Swagger):
     """Swagger UI whose "Try it out" sends the CSRF token, so a signed-in judge's session works.
 
     ninja adds the token only when the API-wide ``auth`` checks CSRF; here each endpoint has
-    its own (``referees.auth.SessionAuth`` does check it), so ninja would leave it out and
+    its own (``referees.http.auth.SessionAuth`` does check it), so ninja would leave it out and
     every POST from the page would be refused 403 ``csrf``. The token goes in the page as
     ninja's own template puts it (``X-CSRFToken`` on every request); the check itself is
     unchanged.
@@ -225,7 +225,7 @@ PYDANTIC_MESSAGES: dict[str, str] = {
 }
 
 
-# The checks of referees/schemas.py raise these (as ValueError, so pydantic's value_error):
+# The checks of referees/api/schemas.py raise these (as ValueError, so pydantic's value_error):
 # marked here for the catalog, translated by _translated.
 SCHEMA_MESSAGES = (
     gettext_noop("give the time with its UTC offset, e.g. 2030-05-01T18:00:00+03:00"),

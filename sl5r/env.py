@@ -62,7 +62,7 @@ def env_list(environ: Mapping[str, str], name: str, *, default: list[str]) -> li
     return [item.strip() for item in environ[name].split(",") if item.strip()]
 
 
-# The rate grammar of referees/ratelimit.py's Rate.parse, checked here so that a typo stops
+# The rate grammar of referees/http/ratelimit.py's Rate.parse, checked here so that a typo stops
 # the start with its name instead of failing the first request it limits.
 _RATE = re.compile(r"\d+/\d*(s|sec|second|m|min|minute|h|hour)")
 OFF_WORDS = frozenset({"off", "none"})

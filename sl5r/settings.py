@@ -233,7 +233,7 @@ if REDIS_URL:
                 # channels_redis keeps every channel of a process in one Redis list, and
                 # ``capacity`` bounds that list: at 100 (the default) a league's deadline
                 # overflowed it and events were dropped (issue 33). A process now takes one
-                # message per event per tournament it serves (referees.fanout), small
+                # message per event per tournament it serves (referees.live.hubs), small
                 # (no state), so thousands fit in a few MB; an overflow is still logged by
                 # channels_redis ("... channels over capacity in group ...").
                 "capacity": 5000,
@@ -244,7 +244,7 @@ else:
     # One process only: the embedded setup runs a single Daphne.
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-# The cache holds the rate limits' counts (referees/ratelimit.py). With Redis every ASGI
+# The cache holds the rate limits' counts (referees/http/ratelimit.py). With Redis every ASGI
 # process counts into the same keys, so two processes allow the limit once, not twice.
 # Short timeouts: a Redis that hangs must not hold up an order (the limiter lets requests
 # through while its cache does not answer).
@@ -260,7 +260,7 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-# Limits per scope (referees/ratelimit.py), e.g. "joins=20/min,orders=30/min,sign_ins=10/min";
+# Limits per scope (referees/http/ratelimit.py), e.g. "joins=20/min,orders=30/min,sign_ins=10/min";
 # a scope not named keeps its default, "joins=off" switches one off.
 SL5R_RATE_LIMITS = env_rates(_env, "SL5R_RATE_LIMITS")
 

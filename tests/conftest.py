@@ -278,12 +278,12 @@ def shared_test_database_url() -> str:
 def rate_window_still(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hold the rate limiter's clock 30 s into a window for the test.
 
-    Its windows are fixed (referees/ratelimit.py): a test whose requests straddled a
+    Its windows are fixed (referees/http/ratelimit.py): a test whose requests straddled a
     window's edge would see the count start again and fail now and then.
     """
     from types import SimpleNamespace
 
-    from referees import ratelimit
+    from referees.http import ratelimit
 
     monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
 

@@ -4,7 +4,7 @@
 committed, and measures only its public effects, not which function did what inside: how
 far ``Campaign.version`` grew (read from the database), which live events reached the
 tournament's two channel-layer groups after commit (``tournament.<id>`` for judges and
-players, ``tournament.<id>.public`` for the public sockets, referees/events.py), and which
+players, ``tournament.<id>.public`` for the public sockets, referees/live/events.py), and which
 queries the operation ran. Tests built on it keep holding however the work is arranged
 inside the services.
 
@@ -28,7 +28,7 @@ from channels.layers import get_channel_layer
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from referees.events import tournament_group, tournament_public_group
+from referees.live.events import tournament_group, tournament_public_group
 from referees.models import Tournament
 
 IN_MEMORY_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

@@ -12,10 +12,10 @@ from ninja import Router
 from referees import services
 from referees.access import player_session_login
 from referees.api.common import ERRORS
-from referees.auth import ANYONE, caller_of
+from referees.api.schemas import CsrfOut, ErrorOut, JoinIn, JoinOut, MeOut
+from referees.http.auth import ANYONE, caller_of
+from referees.http.ratelimit import client_ip, rate_check, rate_hit
 from referees.kernel import TournamentError
-from referees.ratelimit import client_ip, rate_check, rate_hit
-from referees.schemas import CsrfOut, ErrorOut, JoinIn, JoinOut, MeOut
 from referees.selectors import player_row
 
 router = Router()

@@ -12,8 +12,15 @@ from ninja import Router
 from referees import checkin
 from referees.access import player_link_row
 from referees.api.common import ERRORS, judge_of
-from referees.auth import SIGNED_IN
-from referees.schemas import CheckinOut, PlayerLinkOut, PresenceIn, ShrinkIn, ShrinkOut, StandInIn
+from referees.api.schemas import (
+    CheckinOut,
+    PlayerLinkOut,
+    PresenceIn,
+    ShrinkIn,
+    ShrinkOut,
+    StandInIn,
+)
+from referees.http.auth import SIGNED_IN
 
 router = Router()
 

@@ -12,8 +12,7 @@ from ninja import Router
 
 from referees import services
 from referees.api.common import ERRORS, done, judge_of
-from referees.auth import SIGNED_IN
-from referees.schemas import (
+from referees.api.schemas import (
     DoneOut,
     ExtendIn,
     GongIn,
@@ -22,6 +21,7 @@ from referees.schemas import (
     UndoIn,
     UndoPreviewOut,
 )
+from referees.http.auth import SIGNED_IN
 
 router = Router()
 

@@ -11,10 +11,10 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy
 
 from referees.access import tournament_get, user_judges
-from referees.auth import Caller, caller_of
+from referees.api.schemas import ErrorOut
+from referees.http.auth import Caller, caller_of
 from referees.kernel import Actor
 from referees.models import Player, Tournament
-from referees.schemas import ErrorOut
 from referees.selectors import Viewer
 
 # Every status an operation may refuse with: ERROR_STATUS's for the services' codes, 401 for

@@ -11,8 +11,8 @@ from ninja import Router
 from referees import services
 from referees.access import tournament_get
 from referees.api.common import ERRORS, done, judge_of
-from referees.auth import SIGNED_IN
-from referees.schemas import ArmyCorrectionIn, ControlCorrectionIn, DoneOut
+from referees.api.schemas import ArmyCorrectionIn, ControlCorrectionIn, DoneOut
+from referees.http.auth import SIGNED_IN
 
 router = Router()
 

@@ -10,8 +10,8 @@ from ninja import Router, Status
 
 from referees import judging
 from referees.api.common import ERRORS, judge_of
-from referees.auth import SIGNED_IN
-from referees.schemas import JudgeIn, JudgeOut
+from referees.api.schemas import JudgeIn, JudgeOut
+from referees.http.auth import SIGNED_IN
 from sl5r.public_url import public_url
 
 router = Router()

@@ -16,9 +16,9 @@ from ninja.params.functions import Query
 from referees import services
 from referees.access import tournament_get
 from referees.api.common import ERRORS, judge_of, player_of, viewer_of
-from referees.auth import ANYONE, SIGNED_IN, caller_of
-from referees.ratelimit import rate_limit
-from referees.schemas import AnnouncementIn, AnnouncementOut, InstructionIn, InstructionOut
+from referees.api.schemas import AnnouncementIn, AnnouncementOut, InstructionIn, InstructionOut
+from referees.http.auth import ANYONE, SIGNED_IN, caller_of
+from referees.http.ratelimit import rate_limit
 from referees.selectors import LATEST_INSTRUCTIONS, instruction_row, visible_instructions
 
 router = Router()

@@ -11,9 +11,7 @@ from ninja import Router, Status
 from referees import roster, services
 from referees.access import player_get, player_link_row, tournament_get, tournament_players
 from referees.api.common import ERRORS, done, judge_of
-from referees.auth import SIGNED_IN
-from referees.kernel import unit_of_work
-from referees.schemas import (
+from referees.api.schemas import (
     DoneOut,
     ErrorOut,
     PlayerChangeIn,
@@ -24,6 +22,8 @@ from referees.schemas import (
     RosterIn,
     RosterOut,
 )
+from referees.http.auth import SIGNED_IN
+from referees.kernel import unit_of_work
 from sl5r.api_errors import error_status
 
 router = Router()

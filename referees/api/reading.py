@@ -15,10 +15,10 @@ from ninja.params.functions import Query
 
 from referees.access import tournament_get
 from referees.api.common import ERRORS, judge_of, viewer_of
-from referees.auth import ANYONE, SIGNED_IN, caller_of
+from referees.api.schemas import CampaignMapOut, CaseFileOut, LogExportOut, LogOut, StateOut
+from referees.http.auth import ANYONE, SIGNED_IN, caller_of
 from referees.kernel import TournamentError
 from referees.log_texts import LOG_KINDS, log_context, log_kind, log_text
-from referees.schemas import CampaignMapOut, CaseFileOut, LogExportOut, LogOut, StateOut
 from referees.selectors import LogFilter, tournament_log, turn_case
 from referees.state import tournament_state
 from sl5r.rules.clans import CLANS

@@ -16,9 +16,7 @@ from ninja.params.functions import Query
 from referees import services
 from referees.access import map_exists, map_get, user_may_create_tournament
 from referees.api.common import ERRORS, judge_of
-from referees.auth import SIGNED_IN, caller_of
-from referees.kernel import TournamentError, unit_of_work
-from referees.schemas import (
+from referees.api.schemas import (
     LineupOut,
     MapIn,
     MapOut,
@@ -28,6 +26,8 @@ from referees.schemas import (
     TournamentIn,
     TournamentOut,
 )
+from referees.http.auth import SIGNED_IN, caller_of
+from referees.kernel import TournamentError, unit_of_work
 from strategic_map.services import map_import
 
 router = Router()

@@ -13,9 +13,9 @@ from ninja import Router
 from referees import services
 from referees.access import player_declares_for, tournament_get, user_judges
 from referees.api.common import ERRORS, done, judge_of
-from referees.auth import SIGNED_IN, caller_of
+from referees.api.schemas import ClanId, DoneOut, PositionsIn, VenueAddressIn
+from referees.http.auth import SIGNED_IN, caller_of
 from referees.kernel import Actor
-from referees.schemas import ClanId, DoneOut, PositionsIn, VenueAddressIn
 
 router = Router()
 

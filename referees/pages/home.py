@@ -28,8 +28,8 @@ from referees.home_selectors import (
     tournaments_finished_recently,
     tournaments_under_way,
 )
+from referees.http.ratelimit import RateLimited, client_ip, rate_check, rate_hit
 from referees.pages.refusals import problem_page
-from referees.ratelimit import RateLimited, client_ip, rate_check, rate_hit
 from strategic_map.selectors import map_list
 
 SIGN_IN_SCOPE = "sign_ins"

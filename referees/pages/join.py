@@ -22,10 +22,10 @@ from referees.access import (
     tournament_players,
 )
 from referees.checkin import player_check_in
+from referees.http.ratelimit import RateLimited, client_ip, rate_check, rate_hit
 from referees.models import Player
 from referees.pages.players import player_page_url
 from referees.pages.refusals import judge_or_refusal, problem_page
-from referees.ratelimit import RateLimited, client_ip, rate_check, rate_hit
 from referees.services import player_from_token
 from sl5r.public_url import qr_svg
 from strategic_map.clans import clan_name

@@ -1,6 +1,6 @@
 """A new tournament, and its settings until the start: the judges' pages of set-up.
 
-Both pages show one form (``referees.setup_forms``) and the line-up R1 gives for the count
+Both pages show one form (``referees.forms.setup``) and the line-up R1 gives for the count
 chosen (``lineup_preview``), drawn here and redrawn as the judge types by
 ``static/js/tournament_form.js`` from ``GET /api/lineup``; without scripts, "Preview
 line-up" redraws it here. Creating and changing are ``referees.services``'s
@@ -25,11 +25,11 @@ from django.views.decorators.http import require_http_methods
 
 from referees import services
 from referees.access import map_get, user_may_create_tournament
+from referees.forms.setup import TournamentForm, form_initial
 from referees.kernel import Actor, TournamentError, unit_of_work
 from referees.lineups import lineup_shape_for, role_count_text, roles_text, tournament_lineup
 from referees.models import Tournament
 from referees.pages.refusals import judge_or_refusal, problem_page
-from referees.setup_forms import TournamentForm, form_initial
 from sl5r.api_errors import error_status
 from sl5r.rules.clans import CLANS
 from sl5r.rules.errors import MapError

@@ -169,7 +169,7 @@ def _orders_announce(tournament: Tournament, frame: Frame, stored: list[Order]) 
     exact once it commits."""
     before = tournament.campaign.version
     last = stored[-1].army
-    # Whose views the orders change (referees.fanout: judges, these Generals, their Daimyo).
+    # Whose views the orders change (referees.live.hubs: judges, these Generals, their Daimyo).
     armies = sorted({o.army.code for o in stored})
     clans = sorted({o.army.clan for o in stored})
     announce(tournament, "order", army=last.code, clan=last.clan, armies=armies, clans=clans)

@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from battles.models import Battle, BattleSeat
 from referees import services
-from referees.consumers import (
+from referees.live.consumers import (
     CLOSE_BAD_MESSAGE,
     CLOSE_BAD_TOKEN,
     CLOSE_NO_TOURNAMENT,

@@ -37,7 +37,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from battles.models import Battle
 from referees.access import judge_key_create
-from referees.events import PUBLIC_FIELDS
+from referees.live.events import PUBLIC_FIELDS
 from sl5r.api import api
 from strategic_map.models import Army
 from tests.abuse.served import Reply, Served, Socket, request

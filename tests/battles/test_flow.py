@@ -183,7 +183,7 @@ def test_r7_r8_every_step_of_a_battle_is_announced_through_redis_with_a_newer_ve
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
 
-    from referees.events import tournament_group
+    from referees.live.events import tournament_group
 
     settings.CHANNEL_LAYERS = {
         "default": {
@@ -232,7 +232,7 @@ def test_r7_r8_every_step_of_a_battle_is_announced_through_redis_with_a_newer_ve
         versions = [v for _, v in kinds]
         assert versions == sorted(versions) and len(set(versions)) == len(versions)
         assert versions[-1] == table.state()["tournament"]["version"]
-        # Only what anyone may know travels, and the route its hubs read (referees/events.py):
+        # Only what anyone may know travels, and the route its hubs read (referees/live/events.py):
         # no army, clan or province but an order's, which no socket is sent.
         assert all(
             set(e) <= {"type", "version", "kind", "turn", "phase", "route"} for e in received

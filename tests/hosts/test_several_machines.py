@@ -253,7 +253,7 @@ def test_an_order_served_by_one_machine_reaches_a_page_held_by_the_other(
 def test_failed_joins_are_counted_per_phone_address_by_both_machines_together(
     deployment: Deployment, phones: Phones
 ) -> None:
-    """ "joins" allows 20 failed attempts a minute per address (referees/ratelimit.py): the
+    """ "joins" allows 20 failed attempts a minute per address (referees/http/ratelimit.py): the
     21st is refused whichever machine gets it, a forged X-Forwarded-For does not reset the
     count, and another phone's address has its own."""
     # The limit's windows are whole minutes: the attempts are made inside one.

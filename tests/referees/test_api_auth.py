@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from referees import services
 from referees.access import judge_key_create
+from referees.http.ratelimit import Rate
 from referees.models import JudgeKey
-from referees.ratelimit import Rate
 from strategic_map.models import Order
 from tests.referees.conftest import Api, Game
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from battles.models import Battle, BattleSeat
 from referees import services
 from referees.access import judge_key_create
-from referees.events import NOT_PUBLIC_KINDS
+from referees.live.events import NOT_PUBLIC_KINDS
 from referees.log_texts import log_context, log_text
 from referees.models import JudgeCall, LogEntry
 from referees.selectors import Viewer, tournament_log

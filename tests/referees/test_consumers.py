@@ -24,9 +24,10 @@ from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
-from referees import consumers, services
+from referees import services
 from referees.access import judge_key_create
-from referees.consumers import (
+from referees.live import consumers
+from referees.live.consumers import (
     CLOSE_BAD_MESSAGE,
     CLOSE_BAD_TOKEN,
     CLOSE_NO_TOURNAMENT,
@@ -34,7 +35,7 @@ from referees.consumers import (
     CLOSE_TOO_BIG,
     CLOSE_UNSUPPORTED_DATA,
 )
-from referees.events import event_payload, tournament_group, tournament_public_group
+from referees.live.events import event_payload, tournament_group, tournament_public_group
 from referees.models import Tournament
 from referees.selectors import Viewer
 from referees.services import OrderInput

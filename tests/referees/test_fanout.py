@@ -1,4 +1,4 @@
-"""The public sockets' hub (``referees.fanout``): one receive per process, one frame for all.
+"""The public sockets' hub (``referees.live.hubs``): one receive per process, one frame for all.
 
 Through the whole ASGI application, as ``test_consumers.py``: public sockets of a
 tournament share one member of ``tournament.<id>.public``; judges and players keep their
@@ -18,8 +18,9 @@ from channels.layers import get_channel_layer
 from channels_redis.core import RedisChannelLayer
 from django.utils import timezone
 
-from referees import fanout, services
-from referees.events import tournament_group, tournament_public_group
+from referees import services
+from referees.live import hubs as fanout
+from referees.live.events import tournament_group, tournament_public_group
 from tests.referees.conftest import Game
 from tests.referees.test_consumers import (
     TIMEOUT,

@@ -23,9 +23,11 @@ from channels.testing import WebsocketCommunicator
 from django.db import OperationalError
 from django.utils import timezone
 
-from referees import consumers, fanout, services
+from referees import services
 from referees.access import judge_key_create
-from referees.fanout import event_frame
+from referees.live import consumers
+from referees.live import hubs as fanout
+from referees.live.hubs import event_frame
 from tests.hosts.live_messages import (
     JSON_TYPES,
     TABLE,

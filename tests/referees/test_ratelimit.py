@@ -1,4 +1,4 @@
-"""The rate limiter (referees/ratelimit.py) on a shared cache that may be down."""
+"""The rate limiter (referees/http/ratelimit.py) on a shared cache that may be down."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import redis
 from django.test import override_settings
 
-from referees.ratelimit import RateLimited, rate_check, rate_hit, rate_limit
+from referees.http.ratelimit import RateLimited, rate_check, rate_hit, rate_limit
 
 # Nothing listens on port 1: every cache call fails at once, as with Redis stopped.
 REDIS_DOWN = {
@@ -28,7 +28,7 @@ def test_while_the_cache_is_down_requests_go_through_uncounted(
 ) -> None:
     """An order must not be refused, or lost, because the counter is down: the limiter lets
     it by and says so in the log."""
-    with caplog.at_level(logging.WARNING, logger="referees.ratelimit"):
+    with caplog.at_level(logging.WARNING, logger="referees.http.ratelimit"):
         for _ in range(3):
             rate_limit("orders", "player:1")
         rate_check("joins", "ip:10.0.0.1")

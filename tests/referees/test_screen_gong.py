@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import override
 
 from referees import services
-from referees.events import NOT_PUBLIC_KINDS
+from referees.live.events import NOT_PUBLIC_KINDS
 from referees.log_texts import log_context, log_kind, log_text
 from referees.models import LogEntry, Tournament
 from referees.selectors import Viewer, tournament_log

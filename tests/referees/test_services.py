@@ -434,7 +434,7 @@ def test_every_change_is_announced_after_commit_with_a_growing_version(
     game16: Game, django_capture_on_commit_callbacks: Any
 ) -> None:
     sent: list[dict[str, Any]] = []
-    from referees import events
+    from referees.live import events
 
     original = events.async_to_sync
 

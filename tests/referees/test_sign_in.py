@@ -28,7 +28,7 @@ def signed_in_user(client: Client) -> Any:
 @pytest.fixture
 def rate_window_still() -> Iterator[None]:
     """The limiter's clock stands still, so a test's attempts share one window."""
-    with mock.patch("referees.ratelimit.time.time", return_value=1_000_000.0):
+    with mock.patch("referees.http.ratelimit.time.time", return_value=1_000_000.0):
         yield
 
 

@@ -1,7 +1,7 @@
 """One operation is one unit of work: one version, one live event, a known number of queries.
 
 A client that watches a tournament keeps the newest version it has seen and fetches the
-state again when versions skip (referees/events.py). An operation that counted itself
+state again when versions skip (referees/live/events.py). An operation that counted itself
 several times, or broadcast several events for one change, would have every watcher fetch
 in between and see a half-made state. So an order and a turn resolution (with the battle
 tables it opens) each grow ``Campaign.version`` by exactly one and, after the commit, send
@@ -119,7 +119,7 @@ def test_one_order_bumps_the_version_once_and_sends_one_event(
         on_commit=django_capture_on_commit_callbacks,
     )
     # An order changes nothing the public sees: only the main group hears of it
-    # (referees/events.py, NOT_PUBLIC_KINDS).
+    # (referees/live/events.py, NOT_PUBLIC_KINDS).
     assert_one_version_and_one_event(effects, public=False)
 
 

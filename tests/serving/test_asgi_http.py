@@ -147,7 +147,7 @@ def test_a_client_gone_before_its_body_is_in_leaves_no_stamp_and_nothing_waiting
 
 
 def test_code_in_a_requests_thread_hands_work_to_the_servers_loop() -> None:
-    """``server_loop`` (a broadcast not waited for, referees/events.py) works in the threads
+    """``server_loop`` (a broadcast not waited for, referees/live/events.py) works in the threads
     Django's handler runs views in, as in the pool's workers; outside a request it is None."""
     seen: dict[str, Any] = {}
 

@@ -1,7 +1,7 @@
 """Live events, sent only after the transaction that made the change commits.
 
 An event carries the tournament's version and what kind of change happened; each socket is
-then sent its own view of the new version by its process's hub (``referees.fanout``), and a
+then sent its own view of the new version by its process's hub (``referees.live.hubs``), and a
 client that sees a gap in versions (or reconnects) fetches the state again over HTTP. The
 channel layer may drop a message; nothing depends on it.
 
@@ -107,7 +107,7 @@ NOT_PUBLIC_KINDS = frozenset({"order", "instruction", "call", "checkin"})
 
 
 def event_route(kinds: Sequence[str], data: Mapping[str, Any]) -> dict[str, Any]:
-    """What the judges' and players' hubs (``referees.fanout.ViewerHub``) need to tell whose
+    """What the judges' and players' hubs (``referees.live.hubs.ViewerHub``) need to tell whose
     view a change touched: every kind of change in it, and the armies, clans or players it
     concerns (an order's, an instruction's clan, a call's caller). Read by the server only:
     no frame a socket receives carries it."""
@@ -119,7 +119,7 @@ def event_route(kinds: Sequence[str], data: Mapping[str, Any]) -> dict[str, Any]
     return route
 
 
-@receiver(tournament_changed, dispatch_uid="referees.events.event_send")
+@receiver(tournament_changed, dispatch_uid="referees.live.events.event_send")
 def event_send(
     *,
     tournament_id: int,

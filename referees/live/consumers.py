@@ -1,17 +1,17 @@
 """The live-update websocket of a tournament: ``ws/tournaments/<id>/``.
 
-A thin transport for the events of ``referees.events``: the tournament's version, the kind
+A thin transport for the events of ``referees.live.events``: the tournament's version, the kind
 of change, a turn number or phase, and the viewer's own state at that version (``state``,
 built by the process's hub for what this socket was admitted as: ``tournament_state`` decides
 what it may see, R1.1), or ``since``, the version this viewer's view is unchanged from. A
 page that cannot use a frame as it is (it missed a version) fetches
 ``GET /api/tournaments/<id>/state``. The public's sockets share the public hub
 (``tournament.<id>.public``), judges' and players' the viewers' hub (``tournament.<id>``);
-no socket is itself a member of a group (``referees.fanout``). A pong carries the version
+no socket is itself a member of a group (``referees.live.hubs``). A pong carries the version
 the process last read (at most a second old), so that a page whose socket stayed open while
 an event was lost notices it at its next ping.
 
-Who is watching is decided as the API does (``referees.auth``): a ``?token=`` query
+Who is watching is decided as the API does (``referees.http.auth``): a ``?token=`` query
 parameter first (a player's join token or a judge's API key; the browser's websocket API
 cannot send an ``Authorization`` header), else the session (a judge signed in, or the
 player the device joined as), else the public. The identity decides whether the connection
@@ -64,9 +64,9 @@ from referees.access import (
     user_is_active,
     user_judges,
 )
-from referees.events import layer_gate
-from referees.fanout import PublicHub, Sight, hub_join, hub_leave
 from referees.kernel import TournamentError
+from referees.live.events import layer_gate
+from referees.live.hubs import PublicHub, Sight, hub_join, hub_leave
 from referees.models import Tournament
 from referees.services import player_from_token
 from referees.state import View
@@ -115,7 +115,7 @@ def _query_token(scope: Mapping[str, Any]) -> str | None:
 def admit(scope: Mapping[str, Any], tournament_id: int) -> Admission:
     """Who is connecting to ``tournament_id`` (judge, player, public), or why not.
 
-    The same order as ``referees.auth`` and ``api._viewer``: a token that is present must
+    The same order as ``referees.http.auth`` and ``api._viewer``: a token that is present must
     be valid; a judge of this tournament is a judge; a player counts only in his own
     tournament; anyone else is the public.
     """

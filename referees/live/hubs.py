@@ -1,6 +1,6 @@
 """One receive per server process for the public sockets of a tournament: ``PublicHub``.
 
-Every public socket of a tournament gets the same frame (``referees.events`` builds the
+Every public socket of a tournament gets the same frame (``referees.live.events`` builds the
 public state once per change). When each socket's consumer was a member of
 ``tournament.<id>.public``, the channel layer copied the message, state and all, once per
 socket (channels_redis: one Redis list push of ~10 KB each, then one read and msgpack
@@ -47,7 +47,12 @@ from typing import Any, cast
 
 from asgiref.typing import ASGISendCallable, WebSocketSendEvent
 
-from referees.events import EVENT_TYPE, PUBLIC_FIELDS, tournament_group, tournament_public_group
+from referees.live.events import (
+    EVENT_TYPE,
+    PUBLIC_FIELDS,
+    tournament_group,
+    tournament_public_group,
+)
 from referees.state import View, ViewBuilt, views_json
 
 log = logging.getLogger(__name__)
@@ -87,7 +92,7 @@ def event_frame(event: dict[str, Any], *, public: bool) -> str:
     head = json.dumps(out, separators=(",", ":"))
     state = event.get("state_json")
     if public and isinstance(state, str) and state.startswith("{"):
-        # Built once for Viewer.public() (referees.events) and already JSON.
+        # Built once for Viewer.public() (referees.live.events) and already JSON.
         return f'{head[:-1]},"state":{state}}}'
     return head
 
