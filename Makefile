@@ -127,7 +127,7 @@ venue: install
 		$(PY) manage.py venue
 
 # A venue backup (a file, or a folder: its newest) in place of this laptop's database and key;
-# then `make venue` goes on with the clock paused (referees/restore.py).
+# then `make venue` goes on with the clock paused (referees/venue/restore.py).
 restore: install
 	@test -n "$(BACKUP)" || { echo "make restore BACKUP=path/to/sl5r-backup-….zip (or a folder)" >&2; exit 2; }
 	$(PY) manage.py restore "$(BACKUP)"

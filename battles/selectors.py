@@ -186,7 +186,7 @@ def army_current_battle(*, tournament: Tournament, army_code: str | None) -> dic
 
 def armies_current_battles(*, tournament: Tournament) -> dict[str, dict[str, Any]]:
     """``army_current_battle`` of every army at an open table, in one query: what each
-    General's view of a version shows (referees.state)."""
+    General's view of a version shows (referees.reading.state)."""
     found: dict[str, dict[str, Any]] = {}
     rows = (
         Battle.objects.filter(tournament=tournament, status__in=OPEN_STATUSES)

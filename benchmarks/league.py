@@ -195,7 +195,6 @@ def tournament_bulk_build(world: World, *, name: str, opened_at: datetime) -> li
     once; the seats of its Generals and Daimyo."""
     from django.utils import timezone
 
-    from referees.roster import RosterLine, roster_register
     from referees.services import (
         Actor,
         player_token,
@@ -205,6 +204,7 @@ def tournament_bulk_build(world: World, *, name: str, opened_at: datetime) -> li
         tournament_lineup,
         tournament_start,
     )
+    from referees.services.roster import RosterLine, roster_register
 
     actor = Actor.of_user(world.judge)
     now = timezone.now()

@@ -1,11 +1,11 @@
 """When the turn clock must act: the deadlines, the settle window, and the Celery tick.
 
 The services call these whenever a deadline changes; what then calls the services when a
-deadline passes is ``referees.clock`` (the in-process thread) or ``referees.tasks`` (Celery),
+deadline passes is ``referees.clock_thread`` (the in-process thread) or ``referees.tasks`` (Celery),
 both above the services. Two clocks exist, chosen by ``settings.SL5R_CLOCK``; both only call
 the services, which do each step exactly once however many clocks fire at the same moment:
 
-- ``"inprocess"`` (the embedded default): ``referees.clock.InProcessClock``, a daemon thread
+- ``"inprocess"`` (the embedded default): ``referees.clock_thread.InProcessClock``, a daemon thread
   inside the web server (``manage.py serve``) or on its own (``manage.py runclock``) that
   sweeps every ``settings.SL5R_CLOCK_INTERVAL`` seconds.
 - ``"celery"``: ``schedule_deadline`` sends the task ``TICK_TASK`` with ``eta`` = when the

@@ -2,7 +2,7 @@
 
 Every tournament operation (set-up, the clock, orders, battles) takes the tournament's lock,
 writes its lines in the log (R11) and announces itself after commit through these. They sit
-below every domain module (``referees.services``, ``referees.roster``, ``referees.judging``,
+below every domain module (``referees.services`` and its ``roster``, ``judges``,
 ``battles``), so that each uses them by their public names.
 
 One operation is one unit of work (``unit_of_work``): however many changes it announces —
@@ -30,9 +30,9 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import Signal
 from django.utils.translation import gettext as _
 
-from referees.backups import backup_on_commit, backup_soon_on_commit
 from referees.models import LogEntry, Player, Tournament
 from referees.statements import statement_run, statements_pipelined
+from referees.venue.backups import backup_on_commit, backup_soon_on_commit
 from strategic_map.models import Army, Campaign, Turn
 
 tournament_changed = Signal()
@@ -128,7 +128,7 @@ def log_line(
     )
 
 
-# The changes a venue backs up once committed (referees/backups.py): the start, the board,
+# The changes a venue backs up once committed (referees/venue/backups.py): the start, the board,
 # the clock, the tables and the judges' announcements. Not a General's order or a Daimyo's
 # instruction, which come up to 48 a second; a judge's paper order is backed up in
 # ``_order_for``.

@@ -279,7 +279,7 @@ def tournament_view(
 ) -> dict[str, Any]:
     """What ``viewer`` may see of the tournament itself now (R1.1), read once: the board,
     the clock, the roles, the messages — all but the battle tables, which sit above this
-    module (``referees.state.tournament_state`` adds them and checks the version).
+    module (``referees.reading.state.tournament_state`` adds them and checks the version).
 
     From ``reading`` when given (every view of a version from one reading), else read.
     """

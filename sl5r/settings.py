@@ -287,7 +287,7 @@ if SL5R_CLOCK not in SL5R_CLOCK_CHOICES:
 if SL5R_CLOCK == "celery" and not REDIS_URL:
     raise ImproperlyConfigured("SL5R_CLOCK=celery needs REDIS_URL for the broker")
 
-# Venue backups (referees/backups.py): a consistent copy of the SQLite database and the
+# Venue backups (referees/venue/backups.py): a consistent copy of the SQLite database and the
 # secret key after every resolved turn and judge board change, the newest kept.
 _backup_dir = _env.get("VENUE_BACKUP_DIR", "").strip()
 SL5R_BACKUP_DIR: Path | None = (
@@ -299,7 +299,8 @@ SL5R_BACKUP_KEEP = env_int(_env, "VENUE_BACKUP_KEEP", default=20)
 if SL5R_BACKUP_KEEP < 1:
     raise ImproperlyConfigured(f"VENUE_BACKUP_KEEP: at least 1, got {SL5R_BACKUP_KEEP}")
 
-# The in-process clock sweeps for due tournaments every this many seconds (referees/clock.py).
+# The in-process clock sweeps for due tournaments every this many seconds
+# (referees/clock_thread.py).
 SL5R_CLOCK_INTERVAL = env_seconds(_env, "SL5R_CLOCK_INTERVAL", default=1.0)
 if not 0 < SL5R_CLOCK_INTERVAL <= 60:
     raise ImproperlyConfigured("SL5R_CLOCK_INTERVAL: between 0 and 60 seconds")

@@ -16,7 +16,7 @@ urlpatterns = [
     path("", home, name="home"),
     path("accounts/sign-in/", sign_in, name="sign_in"),
     path("accounts/sign-out/", sign_out, name="sign_out"),
-    # A new judge's one-time link (referees/judging.py); then he signs in on the page above.
+    # A new judge's one-time link (referees/services/judges.py); then he signs in on the page above.
     path("accounts/welcome/<str:uidb64>/<str:token>/", judge_welcome, name="judge_welcome"),
     path("", include("strategic_map.urls")),
     path("referees/", include("referees.urls")),

@@ -8,10 +8,10 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Router, Status
 
-from referees import judging
 from referees.api.common import ERRORS, judge_of
 from referees.api.schemas import JudgeIn, JudgeOut
 from referees.http.auth import SIGNED_IN
+from referees.services import judges as judging
 from sl5r.public_url import public_url
 
 router = Router()

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Router, Status
 
-from referees import roster, services
+from referees import services
 from referees.access import player_get, player_link_row, tournament_get, tournament_players
 from referees.api.common import ERRORS, done, judge_of
 from referees.api.schemas import (
@@ -24,6 +24,7 @@ from referees.api.schemas import (
 )
 from referees.http.auth import SIGNED_IN
 from referees.kernel import unit_of_work
+from referees.services import roster
 from sl5r.api_errors import error_status
 
 router = Router()

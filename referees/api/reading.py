@@ -19,8 +19,8 @@ from referees.api.schemas import CampaignMapOut, CaseFileOut, LogExportOut, LogO
 from referees.http.auth import ANYONE, SIGNED_IN, caller_of
 from referees.kernel import TournamentError
 from referees.log_texts import LOG_KINDS, log_context, log_kind, log_text
+from referees.reading.state import tournament_state
 from referees.selectors import LogFilter, tournament_log, turn_case
-from referees.state import tournament_state
 from sl5r.rules.clans import CLANS
 
 router = Router()

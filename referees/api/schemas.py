@@ -566,7 +566,7 @@ class CallOut(Schema):
     note: str
 
 
-# --- Judges (referees/judging.py) ------------------------------------------------------------
+# --- Judges (referees/services/judges.py) ---------------------------------------------------------
 
 
 class JudgeIn(Schema):

@@ -68,8 +68,8 @@ from referees.kernel import TournamentError
 from referees.live.events import layer_gate
 from referees.live.hubs import PublicHub, Sight, hub_join, hub_leave
 from referees.models import Tournament
+from referees.reading.state import View
 from referees.services import player_from_token
-from referees.state import View
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -39,8 +39,8 @@ from django.utils import timezone
 
 from referees.kernel import tournament_changed
 from referees.models import Tournament
+from referees.reading.state import tournament_state
 from referees.selectors import Viewer
-from referees.state import tournament_state
 from sl5r.serving.interface import handoff_loop
 
 log = logging.getLogger(__name__)

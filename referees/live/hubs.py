@@ -27,7 +27,7 @@ channels_redis pushed one copy of each event per socket into the one Redis list 
 process's channels share (capacity 100): hundreds of sockets missed ``turn_resolved``, and
 each page then fetched its state over HTTP. Now a process joins once per tournament; for
 each event the hub works out which of its sockets' views the change touched (``Sight``,
-``view_changed``), has each such view built once (``referees.state.views_json``: every
+``view_changed``), has each such view built once (``referees.reading.state.views_json``: every
 view of a version is cut from one reading) and sends it in the frame (``state``); the
 others get ``since``: the version their view is unchanged from, so that a page holding it
 just moves its version on (an order touches the judges', its General's and his Daimyo's
@@ -53,7 +53,7 @@ from referees.live.events import (
     tournament_group,
     tournament_public_group,
 )
-from referees.state import View, ViewBuilt, views_json
+from referees.reading.state import View, ViewBuilt, views_json
 
 log = logging.getLogger(__name__)
 

@@ -44,13 +44,13 @@ from referees.log_texts import (
 )
 from referees.models import Player, Tournament
 from referees.pages.refusals import judge_or_refusal, problem_page
+from referees.reading.state import tournament_state
 from referees.selectors import (
     Viewer,
     resolved_turn_numbers,
     turn_history,
 )
 from referees.services import tournament_clans
-from referees.state import tournament_state
 from referees.texts import state_turn_words
 from sl5r.public_url import public_url as page_public_url
 from sl5r.public_url import qr_svg, site_url_current

@@ -23,13 +23,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from referees.home_selectors import (
+from referees.http.ratelimit import RateLimited, client_ip, rate_check, rate_hit
+from referees.pages.refusals import problem_page
+from referees.reading.homes import (
     judged_tournaments,
     tournaments_finished_recently,
     tournaments_under_way,
 )
-from referees.http.ratelimit import RateLimited, client_ip, rate_check, rate_hit
-from referees.pages.refusals import problem_page
 from strategic_map.selectors import map_list
 
 SIGN_IN_SCOPE = "sign_ins"

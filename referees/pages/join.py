@@ -21,12 +21,12 @@ from referees.access import (
     player_session_login,
     tournament_players,
 )
-from referees.checkin import player_check_in
 from referees.http.ratelimit import RateLimited, client_ip, rate_check, rate_hit
 from referees.models import Player
 from referees.pages.players import player_page_url
 from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.services import player_from_token
+from referees.services.checkin import player_check_in
 from sl5r.public_url import qr_svg
 from strategic_map.clans import clan_name
 

@@ -1,7 +1,7 @@
 """The judges of a tournament and the judge's API keys: server-rendered forms on the services.
 
 ``/referees/tournaments/<id>/judges/`` lists the judges and offers the changes, each a form
-posted to its own address and handled by a ``referees.judging`` service. A one-time sign-in
+posted to its own address and handled by a ``referees.services.judges`` service. A one-time sign-in
 link and a new API key are secrets shown once: they are in the answer to the form that made
 them (never cached, never stored) and nowhere else. A removal and a revocation first ask
 "are you sure" on a page of their own, so no script is needed.
@@ -26,7 +26,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
 from referees.access import user_judges
-from referees.judging import (
+from referees.kernel import Actor, TournamentError
+from referees.models import JudgeKey, Tournament
+from referees.pages.refusals import judge_or_refusal, problem_page
+from referees.services.judges import (
     MAX_KEY_LABEL,
     JudgeInvitation,
     judge_add,
@@ -38,9 +41,6 @@ from referees.judging import (
     tournament_judges,
     user_judge_keys,
 )
-from referees.kernel import Actor, TournamentError
-from referees.models import JudgeKey, Tournament
-from referees.pages.refusals import judge_or_refusal, problem_page
 from sl5r.api_errors import error_status
 from sl5r.public_url import public_url, qr_svg
 

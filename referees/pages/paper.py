@@ -1,8 +1,9 @@
 """The paper fallback's pages (issue 32), for the judges of a tournament only.
 
 - ``…/turn-pack``: the open turn's pack, to print on A4: a slip per General with every
-  order he may give (``referees.paper.turn_pack``), then the judges' board. Every label is
-  printed in both languages at once, the reader's first: the slips go to players of either.
+  order he may give (``referees.reading.turn_pack.turn_pack``), then the judges' board.
+  Every label is printed in both languages at once, the reader's first: the slips go to
+  players of either.
 - ``…/paper-orders``: the slips typed in, in the order of the pack: one row per army,
   Enter stores the row through the judges' order API (a paper order handed in on time, R4)
   and moves on to the next; each row shows what is stored, or why it was refused.
@@ -30,7 +31,7 @@ from battles.models import Battle
 from referees.kernel import TournamentError
 from referees.models import Tournament
 from referees.pages.refusals import judge_or_refusal, problem_page
-from referees.paper import BoardArmy, Slip, SlipChoice, StoredOrder, TurnPack, turn_pack
+from referees.reading.turn_pack import BoardArmy, Slip, SlipChoice, StoredOrder, TurnPack, turn_pack
 from referees.texts import order_refusal_text
 from sl5r.api_errors import error_status
 from strategic_map.clans import CLAN_NAMES, clan_name

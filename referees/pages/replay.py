@@ -1,5 +1,5 @@
 """The campaign told on the big screen, and the same story as one self-contained file
-(issue 32): thin page views over ``referees.replay.campaign_story``.
+(issue 32): thin page views over ``referees.reading.story.campaign_story``.
 
 - ``campaign_replay`` (``…/screen/replay``): the map with the moves as arrows and control
   changing colour, a panel with each turn's orders, draws (commitment, revealed seed),
@@ -41,7 +41,7 @@ from referees.access import tournament_get, user_judges
 from referees.kernel import TournamentError
 from referees.models import Tournament
 from referees.pages.refusals import problem_page
-from referees.replay import campaign_story, report_file_name, story_allowed
+from referees.reading.story import campaign_story, report_file_name, story_allowed
 from referees.selectors import Viewer
 from referees.texts import state_turn_words
 from strategic_map.clans import clan_name

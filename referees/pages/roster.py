@@ -1,7 +1,7 @@
 """The judges' pages for players: many registered at once, and one player's page.
 
 ``/referees/tournaments/<id>/players/add`` takes a pasted list or a CSV file and shows the
-preview (``referees.roster.roster_preview``: R1's clan and role where a line leaves them
+preview (``referees.services.roster.roster_preview``: R1's clan and role where a line leaves them
 out, every problem per line) beside the line-up R1 still leaves; only a list without
 problems offers the button that registers it, all at once. ``.../players/<pid>/`` renames a
 player, moves him or removes him before the start, replaces him once the game runs, and
@@ -29,7 +29,8 @@ from referees.kernel import Actor, TournamentError
 from referees.lineups import roles_text, tournament_shape
 from referees.models import Player, Tournament
 from referees.pages.refusals import judge_or_refusal, problem_page
-from referees.roster import (
+from referees.services import tournament_clans
+from referees.services.roster import (
     RosterPreview,
     RosterRefused,
     lineup_places,
@@ -42,7 +43,6 @@ from referees.roster import (
     roster_preview,
     roster_register,
 )
-from referees.services import tournament_clans
 from sl5r.api_errors import error_status
 from sl5r.public_url import qr_svg
 from strategic_map.clans import clan_name

@@ -1,7 +1,7 @@
 """The page a new judge's one-time link opens: he chooses his password and is signed in.
 
 Django's own password-reset confirmation does the work, on the invitation tokens of
-``referees.judging``: opening the link moves the token into the session and redirects to
+``referees.services.judges``: opening the link moves the token into the session and redirects to
 the same address without it (so it never leaks in a Referer), and only submitting the form
 uses it up. A link preview in a chat app, which only fetches the page, does not spend the
 link. Once the password is set the judge is signed in and goes to his home; from then on he
@@ -21,8 +21,8 @@ from django.shortcuts import resolve_url
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from referees.judging import welcome_link_account, welcome_tokens
 from referees.pages.refusals import problem_page
+from referees.services.judges import welcome_link_account, welcome_tokens
 
 
 class JudgeWelcomeView(PasswordResetConfirmView):

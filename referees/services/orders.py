@@ -11,7 +11,6 @@ from datetime import datetime
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from referees.backups import backup_on_commit
 from referees.kernel import (
     Actor,
     RulesRejection,
@@ -29,6 +28,7 @@ from referees.services.order_frame import Frame, Seat, order_frame
 from referees.statements import row_insert, rows_insert
 from referees.texts import order_refusal_text
 from referees.tokens import PlayerClaim
+from referees.venue.backups import backup_on_commit
 from sl5r.rules.roles import (
     Role,
     role_visibility,

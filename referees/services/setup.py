@@ -16,7 +16,6 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from referees.backups import backup_on_commit
 from referees.kernel import (
     Actor,
     TournamentError,
@@ -36,6 +35,7 @@ from referees.lineups import (
 from referees.models import Player, Tournament
 from referees.names import name_checked, name_key
 from referees.tokens import player_token
+from referees.venue.backups import backup_on_commit
 from sl5r.public_url import site_url_choose
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.mapgraph import GameMap, map_from_dict

@@ -183,7 +183,7 @@ class ThreadedWsgiHttp:
             environ.setdefault("CONTENT_LENGTH", str(size))
             response = _Response()
             # A possible order holds its tournament's clock until it is answered
-            # (sl5r/serving/waiting_orders.py, referees.clock.settle_hold).
+            # (sl5r/serving/waiting_orders.py, referees.clock_thread.settle_hold).
             tournament_id = order_tournament(scope["method"], scope["path"])
             token = None if tournament_id is None else WAITING.add(tournament_id, received_at)
             try:

@@ -3,7 +3,7 @@
 ``sl5r.serving.threaded_http`` stamps each request's arrival before it waits for a thread (R4
 judges an order late by that stamp). A request that could be an order for a tournament
 (``order_tournament``: a write to one of the order endpoints) is registered here at that
-moment and taken off once it is answered. The clocks (``referees.clock.settle_hold``) do not
+moment and taken off once it is answered. The clocks (``referees.clock_thread.settle_hold``) do not
 resolve a turn while a request for its tournament that arrived before its deadline is still
 waiting, up to ``SL5R_ORDER_SETTLE_MAX_SECONDS`` after it.
 

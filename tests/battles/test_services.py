@@ -14,9 +14,9 @@ from battles import services as battle_services
 from battles.models import Battle, BattleSeat
 from referees import services
 from referees.models import LogEntry
+from referees.reading.state import tournament_state
 from referees.selectors import Viewer
 from referees.services import OrderInput, TournamentError
-from referees.state import tournament_state
 from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map
 from sl5r.rules.scoring import score_breakdown, small_farms

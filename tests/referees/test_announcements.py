@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from referees import services
 from referees.models import Announcement, LogEntry
+from referees.reading.state import tournament_state
 from referees.selectors import LATEST_ANNOUNCEMENTS, Viewer, score_history
 from referees.services import TournamentError
-from referees.state import tournament_state
 from sl5r.api_errors import error_status
 from strategic_map.models import Turn
 from tests.referees.conftest import Api, Game

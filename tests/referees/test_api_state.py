@@ -47,7 +47,7 @@ def hold_everywhere(game: Game) -> None:
         )
 
 
-# Each view built for a reader, by kind (referees.state builds through tournament_view).
+# Each view built for a reader, by kind (referees.reading.state builds through tournament_view).
 BUILDS: list[str] = []
 WARM = [False]
 JUDGE_KEYS: dict[int, str] = {}
@@ -65,7 +65,7 @@ def view_source(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
         BUILDS.append(kwargs["viewer"].kind)
         return real(**kwargs)
 
-    monkeypatch.setattr("referees.state.tournament_view", counted)
+    monkeypatch.setattr("referees.reading.state.tournament_view", counted)
     BUILDS.clear()
     JUDGE_KEYS.clear()
     WARMED.clear()

@@ -1,4 +1,4 @@
-"""Venue backups (referees/backups.py) and ``manage.py restore`` (referees/restore.py).
+"""Venue backups (referees/venue/backups.py) and ``manage.py restore`` (referees/venue/restore.py).
 
 Backups are taken of committed data by a connection of their own, so these tests commit
 (``transactional_db``). Restores run ``manage.py restore`` in a subprocess on a scratch
@@ -27,16 +27,16 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
-from referees import backups
-from referees.backups import (
+from referees.models import Player, Tournament
+from referees.services import Actor, OrderInput, army_correct, clock_tick, order_enter, order_give
+from referees.venue import backups
+from referees.venue.backups import (
     BackupRefused,
     backup_list,
     backup_on_commit,
     backup_read,
     backup_write,
 )
-from referees.models import Player, Tournament
-from referees.services import Actor, OrderInput, army_correct, clock_tick, order_enter, order_give
 from sl5r.rules.mapgraph import rokugan_map
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -353,7 +353,7 @@ def test_a_failed_backup_never_fails_the_change(
     monkeypatch.setattr(backups, "backup_write", broken)
     to = free_neighbour(running, "crab-1")
 
-    with caplog.at_level(logging.ERROR, logger="referees.backups"):
+    with caplog.at_level(logging.ERROR, logger="referees.venue.backups"):
         army_correct(
             tournament_id=running.pk,
             army_code="crab-1",
@@ -365,7 +365,7 @@ def test_a_failed_backup_never_fails_the_change(
 
     board = Tournament.objects.get(pk=running.pk).campaign.board
     assert board["armies"]["crab-1"]["province"] == to
-    [record] = [r for r in caplog.records if r.name == "referees.backups"]
+    [record] = [r for r in caplog.records if r.name == "referees.venue.backups"]
     assert record.getMessage() == (
         "backup after correction failed: OSError: No space left on device"
     )

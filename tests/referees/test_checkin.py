@@ -11,11 +11,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from referees import checkin, services
+from referees import services
 from referees.models import LogEntry, Player
+from referees.reading.state import tournament_state
 from referees.selectors import Viewer
-from referees.services import TournamentError
-from referees.state import tournament_state
+from referees.services import TournamentError, checkin
 from sl5r.api_errors import error_status
 from tests.referees.conftest import KARO_LINEUP, KARO_PLAYERS, Api, Game
 

@@ -16,9 +16,9 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from pytest_django import Settings
 
-from referees import clock as clock_module
+from referees import clock_thread as clock_module
 from referees import services
-from referees.clock import InProcessClock, clock_sweep_now
+from referees.clock_thread import InProcessClock, clock_sweep_now
 from referees.models import LogEntry, Tournament
 from referees.services import clock as clock_services
 from strategic_map.models import Turn

@@ -37,9 +37,9 @@ from referees.live.consumers import (
 )
 from referees.live.events import event_payload, tournament_group, tournament_public_group
 from referees.models import Tournament
+from referees.reading.state import tournament_state
 from referees.selectors import Viewer
 from referees.services import OrderInput
-from referees.state import tournament_state
 from sl5r.asgi import application
 from sl5r.rules.clans import CLANS
 from sl5r.rules.mapgraph import rokugan_map

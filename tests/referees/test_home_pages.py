@@ -14,13 +14,13 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from referees import services
-from referees.home_selectors import (
+from referees.models import LogEntry, Tournament
+from referees.reading.homes import (
     RECENTLY_FINISHED,
     judged_tournaments,
     tournaments_finished_recently,
     tournaments_under_way,
 )
-from referees.models import LogEntry, Tournament
 from referees.services import Actor
 from strategic_map.models import Map
 from tests.referees.conftest import Game

@@ -19,9 +19,9 @@ from django.utils import timezone
 
 from referees import services
 from referees.models import Instruction, LogEntry, Player
+from referees.reading.state import tournament_state
 from referees.selectors import Viewer, visible_instructions
 from referees.services import TournamentError
-from referees.state import tournament_state
 from sl5r.api_errors import error_status
 from sl5r.asgi import application
 from strategic_map.models import Campaign

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from referees.judging import JudgeInvitation, judge_invite
+from referees.services.judges import JudgeInvitation, judge_invite
 from tests.referees.conftest import Game
 
 pytestmark = pytest.mark.django_db

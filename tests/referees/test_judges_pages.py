@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from referees.access import judge_key_user
-from referees.judging import judge_add, judge_key_issue, tournament_judges
 from referees.models import JudgeKey, LogEntry, Tournament
+from referees.services.judges import judge_add, judge_key_issue, tournament_judges
 from tests.referees.conftest import JUDGE_PASSWORD, Api, Game
 
 pytestmark = pytest.mark.django_db

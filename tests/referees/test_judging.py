@@ -1,4 +1,4 @@
-"""The judges of a tournament and their API keys, as services (referees/judging.py)."""
+"""The judges of a tournament and their API keys, as services (referees/services/judges.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from referees.access import judge_key_user
-from referees.judging import (
+from referees.kernel import Actor, TournamentError
+from referees.models import JudgeKey, LogEntry, Tournament
+from referees.services.judges import (
     judge_add,
     judge_invite,
     judge_key_issue,
@@ -21,8 +23,6 @@ from referees.judging import (
     tournament_judges,
     welcome_link_user,
 )
-from referees.kernel import Actor, TournamentError
-from referees.models import JudgeKey, LogEntry, Tournament
 from sl5r.api_errors import error_status
 from tests.referees.conftest import Api, Game
 

@@ -12,11 +12,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from referees import roster
-from referees.judging import judge_invite, judge_key_issue
 from referees.kernel import TournamentError
 from referees.models import Player
 from referees.names import name_key, name_spaced, name_unseen_character
+from referees.services import roster
+from referees.services.judges import judge_invite, judge_key_issue
 from sl5r.api_errors import error_status
 from tests.referees.conftest import Api, Game
 

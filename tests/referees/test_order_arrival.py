@@ -29,8 +29,8 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
-from referees import deadlines as clock
 from referees import services
+from referees.kernel import deadlines as clock
 from referees.kernel import frame_version_bump
 from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.mapgraph import rokugan_map

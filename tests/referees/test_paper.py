@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from referees import services
 from referees.kernel import TournamentError
-from referees.paper import Slip, TurnPack, turn_pack
+from referees.reading.turn_pack import Slip, TurnPack, turn_pack
 from referees.services import OrderInput
 from sl5r.rules.clans import CLANS
 from sl5r.rules.turn import TurnState, order_options

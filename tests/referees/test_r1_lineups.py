@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from referees import roster, services
+from referees import services
 from referees.kernel import TournamentError
 from referees.models import Player
+from referees.services import roster
 from sl5r.rules.errors import LineupError
 from sl5r.rules.roles import ShortfallRule, ThreeVariant, lineup_propose
 from tests.referees.conftest import Api, Game

@@ -12,9 +12,9 @@ from django.utils.translation import override
 from referees import services
 from referees.log_texts import log_context, log_text
 from referees.models import LogEntry, Tournament
+from referees.reading.state import tournament_state
 from referees.selectors import Viewer, turn_history
 from referees.services import OrderInput, TournamentError
-from referees.state import tournament_state
 from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Order

@@ -1,5 +1,5 @@
-"""referees.roster: lists of players read, previewed under R1 and stored all at once or not at
-all; a player renamed, moved, removed or replaced, each logged; the API over them."""
+"""referees.services.roster: lists of players read, previewed under R1 and stored all at once
+or not at all; a player renamed, moved, removed or replaced, each logged; the API over them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from referees import roster, services
+from referees import services
 from referees.kernel import TournamentError
 from referees.models import LogEntry, Player
+from referees.services import roster
 from sl5r.api_errors import error_status
 from sl5r.rules.roles import Role
 from strategic_map.models import Army

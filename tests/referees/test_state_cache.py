@@ -1,4 +1,5 @@
-"""The state of a tournament is built once per version and view (referees/state.py, issue 33).
+"""The state of a tournament is built once per version and view (referees/reading/state.py,
+issue 33).
 
 At a deadline every page of a tournament asks for the new state at once; each distinct
 view (the public's, the judges', each player's) is built once and the others read the kept
@@ -21,10 +22,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
 
 from referees import services
-from referees import state as state_module
+from referees.reading import state as state_module
+from referees.reading.state import tournament_state
 from referees.selectors import Viewer, tournament_view
 from referees.services import OrderInput
-from referees.state import tournament_state
 from tests.referees.conftest import Game
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +44,7 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         made.append(f"player:{viewer.player.pk}" if viewer.player else viewer.kind)
         return real(**kwargs)
 
-    monkeypatch.setattr("referees.state.tournament_view", counted)
+    monkeypatch.setattr("referees.reading.state.tournament_view", counted)
     return made
 
 

@@ -14,9 +14,9 @@ from django.utils import timezone
 
 from referees import services
 from referees.models import LogEntry
+from referees.reading.state import tournament_state
 from referees.selectors import Viewer, turn_case, turn_history
 from referees.services import OrderInput, TournamentError
-from referees.state import tournament_state
 from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Turn

@@ -19,7 +19,7 @@ from django.test import Client, RequestFactory
 from django.utils import timezone
 from pytest_django import Settings
 
-from referees.clock import InProcessClock
+from referees.clock_thread import InProcessClock
 from referees.models import LogEntry, Player, Tournament
 from referees.services import player_token
 from sl5r.serving.database_outage import OUTAGE_CODE, DatabaseOutageMiddleware

@@ -18,8 +18,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from referees.backups import BackupRefused
-from referees.restore import TournamentRestored, backup_restore
+from referees.venue.backups import BackupRefused
+from referees.venue.restore import TournamentRestored, backup_restore
 
 
 class Command(BaseCommand):

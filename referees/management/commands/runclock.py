@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from referees.clock import CELERY, InProcessClock
+from referees.clock_thread import CELERY, InProcessClock
 
 
 class Command(BaseCommand):

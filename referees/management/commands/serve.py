@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.module_loading import import_string
 
-from referees.clock import INPROCESS, InProcessClock
+from referees.clock_thread import INPROCESS, InProcessClock
 from sl5r.serving.interface import arrival_stamps_install, heap_freeze
 
 

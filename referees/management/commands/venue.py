@@ -22,10 +22,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 from django.utils import timezone
 
-from referees.backups import backup_directory, backup_write
 from referees.management.commands.serve import site_serve
 from referees.models import Tournament
 from referees.services import venue_site_changed
+from referees.venue.backups import backup_directory, backup_write
 from sl5r.public_url import site_url_current
 from sl5r.venue import LAST_SITE_FILE
 

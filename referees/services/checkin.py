@@ -21,7 +21,7 @@ from referees import services
 from referees.kernel import Actor, announce, log_write, refusal, tournament_lock, unit_of_work
 from referees.lineups import lineup_problems_text, lineup_shape_for, tournament_shape
 from referees.models import Player, Tournament
-from referees.roster import player_army_drop
+from referees.services.roster import player_army_drop
 from sl5r.rules.roles import LineupShrink, Role, lineup_shrink
 from strategic_map.clans import clan_name
 

@@ -1,6 +1,6 @@
 """Continuing a tournament on another laptop from a venue backup (``manage.py restore``).
 
-``backup_restore`` checks the whole backup first (``referees.backups.backup_read``) and the
+``backup_restore`` checks the whole backup first (``referees.venue.backups.backup_read``) and the
 setup it restores into (SQLite, the database not open in a running server), and changes
 nothing on disk unless every check passes. Then it puts the database (the main file; any
 ``-wal`` and ``-shm`` of the one it replaces are moved aside with it, so that no old WAL is
@@ -30,7 +30,11 @@ from django.core.management import call_command
 from django.db import connections
 from django.db.migrations.executor import MigrationExecutor
 
-from referees.backups import (
+from referees.kernel import Actor, log_write, unit_of_work
+from referees.log_texts import log_context, order_words
+from referees.models import Tournament
+from referees.services import clock_pause
+from referees.venue.backups import (
     SQLITE_ENGINE,
     BackupRefused,
     backup_list,
@@ -38,10 +42,6 @@ from referees.backups import (
     backups_suspended,
     database_in_use,
 )
-from referees.kernel import Actor, log_write, unit_of_work
-from referees.log_texts import log_context, order_words
-from referees.models import Tournament
-from referees.services import clock_pause
 from sl5r.venue import LAST_SITE_FILE, SECRET_KEY_FILE
 from strategic_map.models import Army, Turn
 from strategic_map.selectors import campaign_open_turn, turn_current_orders

@@ -44,7 +44,6 @@ from django.utils import timezone, translation
 
 from battles.selectors import armies_current_battles
 from referees.access import user_judges
-from referees.checkin import CHECK_IN_PHASES, tournament_checkin
 from referees.models import Player, Tournament
 from referees.selectors import (
     TournamentReading,
@@ -53,6 +52,7 @@ from referees.selectors import (
     tournament_reading,
     tournament_view,
 )
+from referees.services.checkin import CHECK_IN_PHASES, tournament_checkin
 from strategic_map.models import Campaign
 from strategic_map.selectors import turn_current_orders
 

@@ -23,7 +23,7 @@ turns' backups out within a minute. A failed backup is logged in one
 line and never fails the change that asked for it.
 
 ``backup_read`` checks a file the other way (every part, before anything is touched) for
-``referees.restore``, which puts it in place on another laptop.
+``referees.venue.restore``, which puts it in place on another laptop.
 
 This module sits under the services: it reads settings and the models' table names and
 imports nothing that changes a tournament.

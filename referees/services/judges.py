@@ -32,10 +32,10 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
 from referees.access import IssuedKey, judge_key_create
-from referees.backups import backup_on_commit
 from referees.kernel import Actor, log_write, refusal, tournament_lock, unit_of_work
 from referees.models import JudgeKey, Tournament
 from referees.names import name_checked
+from referees.venue.backups import backup_on_commit
 
 MAX_KEY_LABEL = 120
 
@@ -47,7 +47,7 @@ class WelcomeLinkTokens(PasswordResetTokenGenerator):
     covers the password and the last sign-in, so the link is dead once used.
     """
 
-    key_salt = "referees.judging.WelcomeLinkTokens"
+    key_salt = "referees.services.judges.WelcomeLinkTokens"
 
 
 welcome_tokens = WelcomeLinkTokens()
