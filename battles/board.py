@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from referees.kernel import refusal
+from referees.kernel.core import refusal
 from sl5r.rules.battle import BattleSetup, Participant, battle_modifiers
 from sl5r.rules.games import Casualty, GameError, TableOutcome, battle_casualties
 from strategic_map.board import Board

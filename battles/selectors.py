@@ -24,7 +24,7 @@ from django.db.models import Prefetch, Q, QuerySet
 
 from battles.draws import battle_commitment, battle_draw_steps, battle_seed_revealed
 from battles.models import GATHERING_STATUSES, OPEN_STATUSES, Battle, BattleProposal, BattleSeat
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.models import Player, Tournament
 from referees.selectors import Viewer, clan_roles
 from sl5r.rules.games import GameError, game_for

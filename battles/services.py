@@ -1,7 +1,7 @@
 """Battle tables (R7, R8): meetings, votes, the game at the table, results on the map.
 
-Every service here locks the tournament (``referees.kernel.tournament_lock``), so a table changes
-under the same lock as the board and the clock, writes its line in the tournament's log
+Every service here locks the tournament (``referees.kernel.core.tournament_lock``), so a table
+changes under the same lock as the board and the clock, writes its line in the tournament's log
 (R11) and announces itself after commit (kind ``battle``; the event says nothing more, and
 what each viewer may see of a table is decided in ``battles.selectors``).
 
@@ -60,7 +60,7 @@ from battles.models import (
     BattleSeat,
     TableSnapshot,
 )
-from referees.kernel import (
+from referees.kernel.core import (
     CLOCK,
     Actor,
     announce,
@@ -69,8 +69,8 @@ from referees.kernel import (
     tournament_lock,
     unit_of_work,
 )
+from referees.kernel.prepared_sql import rows_insert
 from referees.models import LogEntry, Player, Tournament
-from referees.statements import rows_insert
 from sl5r.rules.battle import BattleSetup
 from sl5r.rules.games import (
     BattleGame,

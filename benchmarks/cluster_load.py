@@ -211,7 +211,7 @@ class General:
 def world_make() -> World:
     from django.contrib.auth import get_user_model
 
-    from referees.access import judge_key_create
+    from referees.kernel.access import judge_key_create
     from sl5r.rules.mapgraph import rokugan_map
     from strategic_map.services import map_import
 

@@ -72,7 +72,7 @@ def build_tournament() -> tuple[int, str]:
     from django.db import connections
     from django.utils import timezone
 
-    from referees.access import judge_key_create
+    from referees.kernel.access import judge_key_create
     from referees.services import (
         Actor,
         player_register,

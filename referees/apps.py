@@ -13,12 +13,12 @@ class RefereesConfig(AppConfig):
         # Configure the Celery app in every Django process, so that tasks sent from the web
         # server use the configured broker. It is not imported by `sl5r/__init__.py`, which
         # must stay free of side effects (see there).
-        # The live updates listen to the kernel's tournament_changed (referees/kernel.py),
+        # The live updates listen to the kernel's tournament_changed (referees/kernel/core.py),
         # which cannot import them: they sit at the top of the stack.
         import referees.live.events  # noqa: F401
-        from referees.kernel import frame_signals_connect
+        from referees.kernel.core import frame_signals_connect
 
         # Saved players, armies, turns and campaigns start a new order frame, whoever saved
-        # them (referees/kernel.py, frame_row_saved).
+        # them (referees/kernel/core.py, frame_row_saved).
         frame_signals_connect()
         import sl5r.celery  # noqa: F401

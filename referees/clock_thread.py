@@ -3,7 +3,7 @@
 ``settings.SL5R_CLOCK = "inprocess"`` (the embedded default) runs ``InProcessClock`` inside
 the web server (``manage.py serve``) or on its own (``manage.py runclock``); with
 ``"celery"`` the tasks of ``referees.tasks`` do its work instead. When a deadline is due,
-and why a running turn waits a moment past it, is ``referees.deadlines``'.
+and why a running turn waits a moment past it, is ``referees.kernel.deadlines``'.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.db import close_old_connections, connections
 from django.utils import timezone
 
 from referees import services
-from referees.deadlines import CELERY, INPROCESS
+from referees.kernel.deadlines import CELERY, INPROCESS
 from sl5r.serving.interface import DATABASE_OUTAGE_ERRORS, database_error_summary
 
 __all__ = ["CELERY", "INPROCESS", "InProcessClock", "clock_sweep_now"]

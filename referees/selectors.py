@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from django.db.models import Q
 
-from referees.log_texts import log_actor_player, log_context, log_kind, log_text
 from referees.models import Announcement, Instruction, JudgeCall, LogEntry, Player, Tournament
-from referees.texts import REJECTIONS
+from referees.texts.log import log_actor_player, log_context, log_kind, log_text
+from referees.texts.words import REJECTIONS
 from sl5r.rules.clans import CLANS
 from sl5r.rules.roles import (
     Role,

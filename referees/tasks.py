@@ -13,7 +13,7 @@ import logging
 
 from celery import shared_task
 
-from referees.deadlines import SWEEP_TASK, TICK_TASK, tick_send
+from referees.kernel.deadlines import SWEEP_TASK, TICK_TASK, tick_send
 from referees.services import TICK_DONE, TICK_HELD, TournamentError, clock_sweep, clock_tick_outcome
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ from battles.web.api import router as battles_router
 from referees.api import router as referees_router
 from referees.http.auth import AuthFailed
 from referees.http.ratelimit import RateLimited
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from sl5r.api_errors import error_status
 from sl5r.rules.errors import MapError, RulesInputError
 from sl5r.rules.jsonvalue import MAX_DEPTH, JsonProblem, JsonValueProblem, json_value_problem

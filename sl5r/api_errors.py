@@ -7,7 +7,7 @@ status here, so that no domain module speaks HTTP.
 
 from __future__ import annotations
 
-from referees.kernel import RulesRejection, TournamentError
+from referees.kernel.core import RulesRejection, TournamentError
 
 # The HTTP status of each code a service refuses with (``TournamentError.code``).
 # tests/test_api_errors.py checks that every code the code base raises is here.

@@ -269,7 +269,7 @@ def turn_resolve(
 
     board = Board.of(campaign)
     board.replace(armies=result.armies, control=result.control)
-    # The version is not moved here: the tournament's unit of work (referees.kernel) counts
+    # The version is not moved here: the tournament's unit of work (referees.kernel.core) counts
     # the resolution and its battle tables as one change.
     board.save()
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from referees.kernel import tournament_lock, unit_of_work
+from referees.kernel.core import tournament_lock, unit_of_work
 from referees.services import Actor, clock_extend
 from strategic_map.selectors import campaign_open_turn
 

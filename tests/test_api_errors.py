@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from sl5r.api_errors import ERROR_STATUS, error_status
 
 BASE_DIR = Path(__file__).resolve().parents[1]

@@ -19,11 +19,11 @@ from battles import services
 from battles.models import Battle
 from battles.selectors import battle_detail, battle_get, battles_visible
 from battles.web.schemas import ActionIn, AnswerIn, BattleOut, CorrectionIn, ResultIn, VoteIn
-from referees.access import tournament_get, user_judges
 from referees.api.schemas import ErrorOut
 from referees.http.auth import SIGNED_IN, caller_of
 from referees.http.ratelimit import rate_limit
-from referees.kernel import Actor
+from referees.kernel.access import tournament_get, user_judges
+from referees.kernel.core import Actor
 from referees.models import Player, Tournament
 from referees.selectors import Viewer
 

@@ -23,8 +23,8 @@ from django.views.decorators.http import require_safe
 
 from battles.models import Battle
 from battles.selectors import battle_detail, battle_get, battles_visible
-from referees.access import player_from_session, tournament_get, user_judges
-from referees.kernel import TournamentError
+from referees.kernel.access import player_from_session, tournament_get, user_judges
+from referees.kernel.core import TournamentError
 from referees.models import JudgeCall, Player, Tournament
 from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.selectors import Viewer

@@ -9,7 +9,6 @@ from django.http import HttpRequest
 from django.utils import timezone
 from ninja import Router
 
-from referees.access import player_link_row
 from referees.api.common import ERRORS, judge_of
 from referees.api.schemas import (
     CheckinOut,
@@ -20,6 +19,7 @@ from referees.api.schemas import (
     StandInIn,
 )
 from referees.http.auth import SIGNED_IN
+from referees.kernel.access import player_link_row
 from referees.services import checkin
 
 router = Router()

@@ -9,10 +9,10 @@ from django.utils import timezone
 from ninja import Router
 
 from referees import services
-from referees.access import tournament_get
 from referees.api.common import ERRORS, done, judge_of
 from referees.api.schemas import ArmyCorrectionIn, ControlCorrectionIn, DoneOut
 from referees.http.auth import SIGNED_IN
+from referees.kernel.access import tournament_get
 
 router = Router()
 

@@ -14,11 +14,11 @@ from ninja import Router, Status
 from ninja.params.functions import Query
 
 from referees import services
-from referees.access import tournament_get
 from referees.api.common import ERRORS, judge_of, player_of, viewer_of
 from referees.api.schemas import AnnouncementIn, AnnouncementOut, InstructionIn, InstructionOut
 from referees.http.auth import ANYONE, SIGNED_IN, caller_of
 from referees.http.ratelimit import rate_limit
+from referees.kernel.access import tournament_get
 from referees.selectors import LATEST_INSTRUCTIONS, instruction_row, visible_instructions
 
 router = Router()

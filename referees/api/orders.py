@@ -15,7 +15,7 @@ from referees.api.common import ERROR_NOT_PLAYER, ERRORS, judge_of, player_of
 from referees.api.schemas import OrderIn, OrderOut, SwapChoiceIn
 from referees.http.auth import CLAIMED, SIGNED_IN, caller_of, caller_recheck
 from referees.http.ratelimit import rate_limit
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.services import OrderInput
 from sl5r.serving.interface import request_received_at
 from strategic_map.models import Order

@@ -9,7 +9,6 @@ from django.utils import timezone
 from ninja import Router, Status
 
 from referees import services
-from referees.access import player_get, player_link_row, tournament_get, tournament_players
 from referees.api.common import ERRORS, done, judge_of
 from referees.api.schemas import (
     DoneOut,
@@ -23,7 +22,8 @@ from referees.api.schemas import (
     RosterOut,
 )
 from referees.http.auth import SIGNED_IN
-from referees.kernel import unit_of_work
+from referees.kernel.access import player_get, player_link_row, tournament_get, tournament_players
+from referees.kernel.core import unit_of_work
 from referees.services import roster
 from sl5r.api_errors import error_status
 

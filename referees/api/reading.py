@@ -13,14 +13,14 @@ from ninja import Router
 # The function, typed (ninja.Query is the Annotated shortcut, a generic to mypy).
 from ninja.params.functions import Query
 
-from referees.access import tournament_get
 from referees.api.common import ERRORS, judge_of, viewer_of
 from referees.api.schemas import CampaignMapOut, CaseFileOut, LogExportOut, LogOut, StateOut
 from referees.http.auth import ANYONE, SIGNED_IN, caller_of
-from referees.kernel import TournamentError
-from referees.log_texts import LOG_KINDS, log_context, log_kind, log_text
+from referees.kernel.access import tournament_get
+from referees.kernel.core import TournamentError
 from referees.reading.state import tournament_state
 from referees.selectors import LogFilter, tournament_log, turn_case
+from referees.texts.log import LOG_KINDS, log_context, log_kind, log_text
 from sl5r.rules.clans import CLANS
 
 router = Router()

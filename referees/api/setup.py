@@ -14,7 +14,6 @@ from ninja import Router, Status
 from ninja.params.functions import Query
 
 from referees import services
-from referees.access import map_exists, map_get, user_may_create_tournament
 from referees.api.common import ERRORS, judge_of
 from referees.api.schemas import (
     LineupOut,
@@ -27,7 +26,8 @@ from referees.api.schemas import (
     TournamentOut,
 )
 from referees.http.auth import SIGNED_IN, caller_of
-from referees.kernel import TournamentError, unit_of_work
+from referees.kernel.access import map_exists, map_get, user_may_create_tournament
+from referees.kernel.core import TournamentError, unit_of_work
 from strategic_map.services import map_import
 
 router = Router()

@@ -11,11 +11,11 @@ from django.utils.translation import gettext_lazy
 from ninja import Router
 
 from referees import services
-from referees.access import player_declares_for, tournament_get, user_judges
 from referees.api.common import ERRORS, done, judge_of
 from referees.api.schemas import ClanId, DoneOut, PositionsIn, VenueAddressIn
 from referees.http.auth import SIGNED_IN, caller_of
-from referees.kernel import Actor
+from referees.kernel.access import player_declares_for, tournament_get, user_judges
+from referees.kernel.core import Actor
 
 router = Router()
 

@@ -27,7 +27,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.models import Tournament
 from referees.services import (
     DEFAULT_TURNS,

@@ -25,16 +25,16 @@ from ninja.errors import AuthenticationError, HttpError
 from ninja.security import APIKeyCookie, HttpBearer
 from ninja.utils import check_csrf
 
-from referees.access import (
+from referees.kernel.access import (
     judge_key_user,
     player_from_session,
     session_claim,
     token_is_judge_key,
     user_is_active,
 )
+from referees.kernel.tokens import PlayerClaim, token_claim
 from referees.models import Player
 from referees.services import player_from_token
-from referees.tokens import PlayerClaim, token_claim
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 

@@ -56,7 +56,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.http import HttpRequest
 from django.utils import translation
 
-from referees.access import (
+from referees.kernel.access import (
     judge_key_user,
     player_from_session,
     token_is_judge_key,
@@ -64,7 +64,7 @@ from referees.access import (
     user_is_active,
     user_judges,
 )
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.live.events import layer_gate
 from referees.live.hubs import PublicHub, Sight, hub_join, hub_leave
 from referees.models import Tournament

@@ -37,7 +37,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.dispatch import receiver
 from django.utils import timezone
 
-from referees.kernel import tournament_changed
+from referees.kernel.core import tournament_changed
 from referees.models import Tournament
 from referees.reading.state import tournament_state
 from referees.selectors import Viewer

@@ -26,22 +26,13 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from battles.selectors import battles_of_turn
-from referees.access import (
+from referees.kernel.access import (
     player_link_row,
     tournament_get,
     tournament_players,
     user_judges,
 )
-from referees.kernel import TournamentError
-from referees.log_texts import (
-    LOG_KINDS,
-    LogContext,
-    battle_casualties_text,
-    battle_outcome_text,
-    log_context,
-    log_who,
-    rejection_text,
-)
+from referees.kernel.core import TournamentError
 from referees.models import Player, Tournament
 from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.reading.state import tournament_state
@@ -51,7 +42,16 @@ from referees.selectors import (
     turn_history,
 )
 from referees.services import tournament_clans
-from referees.texts import state_turn_words
+from referees.texts.log import (
+    LOG_KINDS,
+    LogContext,
+    battle_casualties_text,
+    battle_outcome_text,
+    log_context,
+    log_who,
+    rejection_text,
+)
+from referees.texts.words import state_turn_words
 from sl5r.public_url import public_url as page_public_url
 from sl5r.public_url import qr_svg, site_url_current
 from strategic_map.clans import clan_name

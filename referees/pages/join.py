@@ -15,13 +15,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from referees.access import (
+from referees.http.ratelimit import RateLimited, client_ip, rate_check, rate_hit
+from referees.kernel.access import (
     player_from_session,
     player_join_link,
     player_session_login,
     tournament_players,
 )
-from referees.http.ratelimit import RateLimited, client_ip, rate_check, rate_hit
 from referees.models import Player
 from referees.pages.players import player_page_url
 from referees.pages.refusals import judge_or_refusal, problem_page

@@ -25,13 +25,13 @@ from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from referees.access import (
+from referees.kernel.access import (
     player_declares_for,
     player_from_session,
     tournament_get,
     tournament_players,
 )
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.models import Instruction, JudgeCall, Player, Tournament
 from referees.pages.refusals import problem_page
 from referees.selectors import Viewer, clan_roles, tournament_clock, visible_instructions

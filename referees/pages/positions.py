@@ -1,7 +1,7 @@
 """The page where a clan declares its starting positions (R3.1-R3.2).
 
 For the joined player who declares for his clan: its Daimyo, or any of its Generals where it
-has none (``referees.access.player_declares_for``, as the API decides). The page shows the
+has none (``referees.kernel.access.player_declares_for``, as the API decides). The page shows the
 clan's home provinces on the map, castles first, and a home province to choose for each army;
 ``static/js/positions.js`` sends the choice to ``PUT /api/tournaments/{id}/positions/{clan}``,
 whose service checks R3.2 and refuses with the reason. Anyone else of the tournament gets a
@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from referees.access import player_declares_for, tournament_players
+from referees.kernel.access import player_declares_for, tournament_players
 from referees.models import Player, Tournament
 from referees.pages.players import clan_daimyo, joined_player, player_page_url
 from strategic_map.board import Board

@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
-from referees.access import tournament_get, user_judges
-from referees.kernel import TournamentError
+from referees.kernel.access import tournament_get, user_judges
+from referees.kernel.core import TournamentError
 from referees.models import Tournament
 
 

@@ -15,9 +15,9 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from referees.access import user_is_active
+from referees.kernel.access import user_is_active
 from referees.models import LogEntry, Player, Tournament
-from referees.texts import turn_words
+from referees.texts.words import turn_words
 from strategic_map.models import Turn
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ it shows, the view, and the language and time zone it is written in; every other
 of that version gets the kept copy with the clock brought to its own ``now``. A view is
 keyed by whose it is, never by what it happens to contain, so no reader is ever handed
 another's view (the role-isolation tests read through this path). Every change the state
-shows moves the version (``referees.kernel.announce``), so a new version is a new key and
+shows moves the version (``referees.kernel.core.announce``), so a new version is a new key and
 nothing needs deleting; entries expire on their own. A few things a view shows change with
 time alone and not with the version — a closed call drops off after ten minutes, a judge's
 missed-deadline flag lists the late refusals written after it — so entries live
@@ -43,7 +43,7 @@ from django.db import close_old_connections
 from django.utils import timezone, translation
 
 from battles.selectors import armies_current_battles
-from referees.access import user_judges
+from referees.kernel.access import user_judges
 from referees.models import Player, Tournament
 from referees.selectors import (
     TournamentReading,

@@ -26,15 +26,7 @@ from django.utils.translation import gettext_lazy
 from battles.draws import battle_commitment, battle_draw_steps, battle_seed_revealed
 from battles.models import Battle
 from battles.selectors import battles_of_turn
-from referees.kernel import TournamentError
-from referees.log_texts import (
-    LogContext,
-    battle_casualties_text,
-    battle_outcome_text,
-    log_context,
-    order_words,
-    rejection_text,
-)
+from referees.kernel.core import TournamentError
 from referees.models import Tournament
 from referees.selectors import (
     Viewer,
@@ -42,6 +34,14 @@ from referees.selectors import (
     score_history,
     turn_case,
     turn_history,
+)
+from referees.texts.log import (
+    LogContext,
+    battle_casualties_text,
+    battle_outcome_text,
+    log_context,
+    order_words,
+    rejection_text,
 )
 from sl5r.rules.clans import CLANS
 from sl5r.rules.scoring import score_breakdown

@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 
 from battles.models import OPEN_STATUSES
 from battles.selectors import battles_visible
-from referees.kernel import refusal
+from referees.kernel.core import refusal
 from referees.models import Player, Tournament
 from referees.selectors import Viewer, clan_roles
 from sl5r.rules.clans import CLANS

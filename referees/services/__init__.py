@@ -2,7 +2,7 @@
 corrections and messages.
 
 Every change goes through a service here. Each one is one unit of work
-(``referees.kernel.unit_of_work``): it takes the tournament's lock, writes its lines in the
+(``referees.kernel.core.unit_of_work``): it takes the tournament's lock, writes its lines in the
 tournament's log (R11), and once committed moves the version on once and sends one event.
 Views, API handlers, consumers and tasks validate input and call these; a
 ``TournamentError`` carries a message for the person who asked and a code that the
@@ -15,8 +15,9 @@ below the clocks and the transport. Its names are re-exported here, so that call
 
 from __future__ import annotations
 
-from referees.kernel import CLOCK, Actor, TournamentError
-from referees.lineups import tournament_lineup
+from referees.kernel.core import CLOCK, Actor, TournamentError
+from referees.kernel.lineups import tournament_lineup
+from referees.kernel.tokens import player_from_token, player_token
 from referees.services.calls import (
     MAX_CALL_TEXT,
     judge_call_close,
@@ -99,7 +100,6 @@ from referees.services.start import (
     tournament_advance,
     tournament_start,
 )
-from referees.tokens import player_from_token, player_token
 
 __all__ = [
     "BATTLE_ACTION_WORDS",

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from battles.selectors import army_current_battle
-from referees.kernel import Actor, announce, log_write, refusal, tournament_lock, unit_of_work
+from referees.kernel.core import Actor, announce, log_write, refusal, tournament_lock, unit_of_work
 from referees.models import JudgeCall, Player, Tournament
 from strategic_map.board import Board
 from strategic_map.selectors import campaign_open_turn

@@ -18,8 +18,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from referees import services
-from referees.kernel import Actor, announce, log_write, refusal, tournament_lock, unit_of_work
-from referees.lineups import lineup_problems_text, lineup_shape_for, tournament_shape
+from referees.kernel.core import Actor, announce, log_write, refusal, tournament_lock, unit_of_work
+from referees.kernel.lineups import lineup_problems_text, lineup_shape_for, tournament_shape
 from referees.models import Player, Tournament
 from referees.services.roster import player_army_drop
 from sl5r.rules.roles import LineupShrink, Role, lineup_shrink

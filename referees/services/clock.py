@@ -14,14 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from battles.services import battles_resume, battles_stop, battles_sync
-from referees.deadlines import (
-    order_settle,
-    order_settle_max,
-    schedule_deadline,
-    settle_hold,
-    tick_due_at,
-)
-from referees.kernel import (
+from referees.kernel.core import (
     CLOCK,
     Actor,
     TournamentError,
@@ -30,6 +23,13 @@ from referees.kernel import (
     refusal,
     tournament_lock,
     unit_of_work,
+)
+from referees.kernel.deadlines import (
+    order_settle,
+    order_settle_max,
+    schedule_deadline,
+    settle_hold,
+    tick_due_at,
 )
 from referees.models import LogEntry, Tournament
 from referees.selectors import clock_left, orders_around_deadline

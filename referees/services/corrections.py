@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy
 
 from battles.models import TableSnapshot
 from battles.services import battles_undo, battles_undo_problem
-from referees.kernel import (
+from referees.kernel.core import (
     CLOCK,
     Actor,
     TournamentError,

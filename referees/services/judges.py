@@ -31,10 +31,10 @@ from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
-from referees.access import IssuedKey, judge_key_create
-from referees.kernel import Actor, log_write, refusal, tournament_lock, unit_of_work
+from referees.kernel.access import IssuedKey, judge_key_create
+from referees.kernel.core import Actor, log_write, refusal, tournament_lock, unit_of_work
+from referees.kernel.names import name_checked
 from referees.models import JudgeKey, Tournament
-from referees.names import name_checked
 from referees.venue.backups import backup_on_commit
 
 MAX_KEY_LABEL = 120

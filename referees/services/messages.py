@@ -6,7 +6,7 @@ from datetime import datetime
 
 from django.utils.translation import gettext as _
 
-from referees.kernel import (
+from referees.kernel.core import (
     Actor,
     announce,
     log_write,

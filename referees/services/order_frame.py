@@ -3,7 +3,7 @@
 Between two turns, 48 Generals give and change their orders, and each order needs the same
 things: who the players are (their join links, roles and armies: R1, R1.1), the open turn,
 the board as the engine sees it. None of it changes with an order; all of it changes with
-``Campaign.frame_version``, which grows with every other change (referees/kernel.py: an
+``Campaign.frame_version``, which grows with every other change (referees/kernel/core.py: an
 announced change that is not an order, an instruction or an announcement, and any saved
 player, army, turn or campaign row). So a process keeps one ``Frame`` per tournament and
 reads it again only when the frame version it reads under the tournament's lock is new.

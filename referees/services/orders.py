@@ -11,7 +11,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from referees.kernel import (
+from referees.kernel.core import (
     Actor,
     RulesRejection,
     TournamentError,
@@ -23,11 +23,11 @@ from referees.kernel import (
     unit_of_work,
     unit_writes_pipelined,
 )
+from referees.kernel.prepared_sql import row_insert, rows_insert
+from referees.kernel.tokens import PlayerClaim
 from referees.models import LogEntry, Player, Tournament
 from referees.services.order_frame import Frame, Seat, order_frame
-from referees.statements import row_insert, rows_insert
-from referees.texts import order_refusal_text
-from referees.tokens import PlayerClaim
+from referees.texts.words import order_refusal_text
 from referees.venue.backups import backup_on_commit
 from sl5r.rules.roles import (
     Role,

@@ -5,7 +5,7 @@ shows what R1 would make of it on top of the players already registered, with ev
 problem per line, before anything is stored, and ``roster_register`` stores all of it or
 none. R1 is the rules engine's (``sl5r.rules.roles.lineup_fill`` proposes a clan and a role
 where a line leaves them out; ``lineup_admits`` says whether a line-up fits) and its words
-are ``referees.lineups``'; every player is stored by ``referees.services.player_register``,
+are ``referees.kernel.lineups``'; every player is stored by ``referees.services.player_register``,
 the one place that creates a player and his army.
 
 Before the start a player may be moved to another clan or role (R1 checked on the line-up
@@ -29,7 +29,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from referees import services
-from referees.kernel import (
+from referees.kernel.core import (
     Actor,
     TournamentError,
     announce,
@@ -38,7 +38,7 @@ from referees.kernel import (
     tournament_lock,
     unit_of_work,
 )
-from referees.lineups import (
+from referees.kernel.lineups import (
     lineup_problem_text,
     lineup_refuse_unless_fits,
     registered_roles,
@@ -46,8 +46,8 @@ from referees.lineups import (
     roles_text,
     tournament_shape,
 )
+from referees.kernel.names import name_key, name_problem, name_spaced
 from referees.models import Player, Tournament
-from referees.names import name_key, name_problem, name_spaced
 from sl5r.rules.clans import CLAN_NAMES as CLAN_SPELLINGS
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.roles import LineupSeat, LineupShape, Role, lineup_admits, lineup_fill

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from referees.kernel import Actor, announce, log_write, tournament_lock, unit_of_work
+from referees.kernel.core import Actor, announce, log_write, tournament_lock, unit_of_work
 from referees.models import Tournament
 from strategic_map.selectors import campaign_open_turn
 

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from referees.kernel import (
+from referees.kernel.core import (
     Actor,
     TournamentError,
     announce,
@@ -25,16 +25,16 @@ from referees.kernel import (
     tournament_lock,
     unit_of_work,
 )
-from referees.lineups import (
+from referees.kernel.lineups import (
     lineup_refuse_unless_fits,
     lineup_shape_for,
     registered_roles,
     tournament_lineup,
     tournament_shape,
 )
+from referees.kernel.names import name_checked, name_key
+from referees.kernel.tokens import player_token
 from referees.models import Player, Tournament
-from referees.names import name_checked, name_key
-from referees.tokens import player_token
 from referees.venue.backups import backup_on_commit
 from sl5r.public_url import site_url_choose
 from sl5r.rules.clans import CLANS, is_clan

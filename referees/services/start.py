@@ -7,8 +7,7 @@ from datetime import datetime, timedelta
 
 from django.utils.translation import gettext as _
 
-from referees.deadlines import schedule_deadline
-from referees.kernel import (
+from referees.kernel.core import (
     CLOCK,
     Actor,
     announce,
@@ -17,14 +16,15 @@ from referees.kernel import (
     tournament_lock,
     unit_of_work,
 )
-from referees.lineups import (
+from referees.kernel.deadlines import schedule_deadline
+from referees.kernel.lineups import (
     lineup_refuse_unless_fits,
     registered_roles,
     tournament_shape,
 )
 from referees.models import Tournament
 from referees.services.setup import lineup_refuse_unseated
-from referees.texts import start_problem_text
+from referees.texts.words import start_problem_text
 from sl5r.rules.roles import (
     Role,
     starting_positions_problems,

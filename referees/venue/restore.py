@@ -30,10 +30,10 @@ from django.core.management import call_command
 from django.db import connections
 from django.db.migrations.executor import MigrationExecutor
 
-from referees.kernel import Actor, log_write, unit_of_work
-from referees.log_texts import log_context, order_words
+from referees.kernel.core import Actor, log_write, unit_of_work
 from referees.models import Tournament
 from referees.services import clock_pause
+from referees.texts.log import log_context, order_words
 from referees.venue.backups import (
     SQLITE_ENGINE,
     BackupRefused,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from battles.models import Battle
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from tests.abuse.served import Served
 from tests.battles.conftest import meet
 from tests.referees import conftest as referee_fixtures

@@ -36,7 +36,7 @@ from django.conf import settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from battles.models import Battle
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.live.events import PUBLIC_FIELDS
 from sl5r.api import api
 from strategic_map.models import Army

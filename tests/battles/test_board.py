@@ -15,7 +15,7 @@ from battles.board import (
     province_armies,
     province_controller,
 )
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from sl5r.rules.games import TableOutcome
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.board import Board, Spot

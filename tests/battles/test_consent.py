@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from battles import services as battle_services
 from battles.models import Battle, BattleProposal
-from referees.log_texts import log_context, log_text, log_who
 from referees.models import LogEntry
 from referees.services import TournamentError
+from referees.texts.log import log_context, log_text, log_who
 from sl5r.api_errors import error_status
 from tests.battles.conftest import act, fight, general, meet, vote
 from tests.referees.conftest import Api, Game

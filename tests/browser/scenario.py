@@ -39,7 +39,7 @@ def build() -> dict[str, Any]:
     from django.utils import timezone
 
     from referees import services
-    from referees.access import judge_key_create
+    from referees.kernel.access import judge_key_create
     from referees.models import Player
     from referees.services import Actor, OrderInput
     from sl5r.rules.mapgraph import rokugan_map

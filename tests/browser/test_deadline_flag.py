@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 import pytest
 from playwright.sync_api import Page, expect
 
-from referees.deadlines import order_settle_max
+from referees.kernel.deadlines import order_settle_max
 from referees.services.clock import STALL_SECONDS
 from tests.browser.conftest import LiveServer, snap
 from tests.browser.page_states import tournament_running

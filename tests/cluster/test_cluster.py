@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.models import LogEntry, Player, Tournament
 from referees.services import Actor, clock_resolve_now, player_token
 from sl5r.cluster import BALANCER_SOURCE as BALANCER

@@ -53,7 +53,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.models import Player, Tournament
 from referees.services import Actor, player_token
 from strategic_map.models import Order, Turn

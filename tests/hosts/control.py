@@ -63,7 +63,7 @@ def serve() -> int:
 def setup(*, turn_seconds: int, name: str) -> dict[str, Any]:
     from django.contrib.auth.models import User
 
-    from referees.access import judge_key_create
+    from referees.kernel.access import judge_key_create
     from referees.models import Player
     from referees.services import player_token
     from tests.building import running_tournament_build

@@ -94,7 +94,7 @@ class Service:
 
 def deadline_tick_send(broker_url: str, tournament_id: int, deadline: datetime) -> None:
     """The tick a server running the Celery clock sends when a judge sets a deadline
-    (``referees.deadlines.schedule_deadline``), on the worker's broker ``broker_url``: this
+    (``referees.kernel.deadlines.schedule_deadline``), on the worker's broker ``broker_url``: this
     test process, whose requests go through Django's test client, runs the in-process clock
     and sends none. Due at ``deadline`` (the tests run without a settle window)."""
     with app.connection_for_write(broker_url) as broker:

@@ -35,7 +35,7 @@ from django.test import Client
 from django.utils import timezone
 
 from referees import services
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.models import Player, Tournament
 from referees.services import Actor
 from sl5r.rules.clans import CLANS

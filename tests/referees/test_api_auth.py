@@ -11,8 +11,8 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from referees import services
-from referees.access import judge_key_create
 from referees.http.ratelimit import Rate
+from referees.kernel.access import judge_key_create
 from referees.models import JudgeKey
 from strategic_map.models import Order
 from tests.referees.conftest import Api, Game

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.models import LogEntry, Tournament
 from tests.referees.conftest import Api, Game
 

@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from referees import services
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.selectors import tournament_view
 from referees.services import OrderInput
 from sl5r.rules.mapgraph import rokugan_map

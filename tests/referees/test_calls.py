@@ -14,13 +14,13 @@ from django.utils import timezone
 
 from battles.models import Battle, BattleSeat
 from referees import services
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.live.events import NOT_PUBLIC_KINDS
-from referees.log_texts import log_context, log_text
 from referees.models import JudgeCall, LogEntry
 from referees.reading.state import tournament_state
 from referees.selectors import Viewer, tournament_log
 from referees.services import Actor, TournamentError
+from referees.texts.log import log_context, log_text
 from sl5r.api_errors import error_status
 from strategic_map.models import Army, Campaign
 from tests.referees.conftest import Api, Game

@@ -20,7 +20,7 @@ import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
-from referees.kernel import CLOCK
+from referees.kernel.core import CLOCK
 from referees.models import LogEntry, Tournament
 from referees.services import Actor, TournamentError, clock_resolve_now, clock_tick
 from referees.services import clock as clock_service

@@ -25,7 +25,7 @@ from django.test import Client
 from django.utils import timezone
 
 from referees import services
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.live import consumers
 from referees.live.consumers import (
     CLOSE_BAD_MESSAGE,

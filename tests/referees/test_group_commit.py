@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from referees.kernel.tokens import PlayerClaim
 from referees.services import OrderInput, orders
-from referees.tokens import PlayerClaim
 
 A, B = 9001, 9002
 NOW = datetime(2026, 12, 6, 12, 0, tzinfo=timezone.utc)

@@ -13,7 +13,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from referees import services
-from referees.access import judge_key_user
+from referees.kernel.access import judge_key_user
 from referees.models import JudgeKey
 from tests.referees.conftest import Api, Game
 

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from referees.access import judge_key_user
+from referees.kernel.access import judge_key_user
 from referees.models import JudgeKey, LogEntry, Tournament
 from referees.services.judges import judge_add, judge_key_issue, tournament_judges
 from tests.referees.conftest import JUDGE_PASSWORD, Api, Game

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from referees.access import judge_key_user
-from referees.kernel import Actor, TournamentError
+from referees.kernel.access import judge_key_user
+from referees.kernel.core import Actor, TournamentError
 from referees.models import JudgeKey, LogEntry, Tournament
 from referees.services.judges import (
     judge_add,

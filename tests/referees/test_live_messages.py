@@ -24,7 +24,7 @@ from django.db import OperationalError
 from django.utils import timezone
 
 from referees import services
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.live import consumers
 from referees.live import hubs as fanout
 from referees.live.hubs import event_frame

@@ -16,9 +16,9 @@ from django.utils import timezone
 from django.utils.translation import override
 
 from referees import services
-from referees.log_texts import SENTENCES, TURN_SENTENCES, LogContext, log_kind, log_text
 from referees.models import LogEntry, Player
 from referees.services import roster
+from referees.texts.log import SENTENCES, TURN_SENTENCES, LogContext, log_kind, log_text
 from tests.battles.conftest import fight, lose_provinces, meet, move, resolve
 from tests.referees.conftest import Api, Game
 

@@ -1,4 +1,4 @@
-"""One rule for every name a person types (referees/names.py; issue 29): normalised once
+"""One rule for every name a person types (referees/kernel/names.py; issue 29): normalised once
 (NFKC, trimmed, spaces collapsed), invisible and control characters refused naming them,
 uniqueness judged on the normalised, case-folded form, on every path that stores a name."""
 
@@ -12,9 +12,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
+from referees.kernel.names import name_key, name_spaced, name_unseen_character
 from referees.models import Player
-from referees.names import name_key, name_spaced, name_unseen_character
 from referees.services import roster
 from referees.services.judges import judge_invite, judge_key_issue
 from sl5r.api_errors import error_status

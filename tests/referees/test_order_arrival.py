@@ -30,8 +30,8 @@ from django.utils import timezone
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
 from referees import services
-from referees.kernel import deadlines as clock
-from referees.kernel import frame_version_bump
+from referees.kernel.core import deadlines as clock
+from referees.kernel.core import frame_version_bump
 from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.mapgraph import rokugan_map
 from sl5r.rules.turn import Order as RulesOrder

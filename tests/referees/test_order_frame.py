@@ -20,11 +20,11 @@ from django.db.models import F
 from django.utils import timezone
 
 from referees import services
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
+from referees.kernel.tokens import PlayerClaim, token_claim
 from referees.models import LogEntry, Player
 from referees.services import OrderInput
 from referees.services.orders import ClaimedOrder, orders_give
-from referees.tokens import PlayerClaim, token_claim
 from strategic_map.models import Campaign, Order
 from tests.event_capture import IN_MEMORY_LAYERS, OnCommitCapture, effects_of
 from tests.referees.conftest import Game
@@ -173,7 +173,7 @@ def test_r4_the_repeat_check_holds_when_each_order_commits_in_its_own_transactio
     game16: Game,
 ) -> None:
     """As a server runs them: on PostgreSQL the orders' writes go with their COMMIT and the
-    new rows' keys are set after it (referees/kernel.py, ``unit_writes_pipelined``); the
+    new rows' keys are set after it (referees/kernel/core.py, ``unit_writes_pipelined``); the
     frame's orders, keys included, must still be exact for the next repeat check."""
     another_process_stores_the_move_then_it_comes_here(game16, lambda operation: operation())
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from referees import services
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.reading.turn_pack import Slip, TurnPack, turn_pack
 from referees.services import OrderInput
 from sl5r.rules.clans import CLANS

@@ -15,7 +15,7 @@ from django.utils.translation import override
 
 from referees import services
 from referees.models import Player
-from referees.texts import start_problem_text
+from referees.texts.words import start_problem_text
 from sl5r.rules.mapgraph import rokugan_map
 from sl5r.rules.roles import StartProblem, starting_positions_check, starting_positions_problems
 from tests.referees.conftest import Api, Game, declare_all

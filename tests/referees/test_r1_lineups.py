@@ -17,7 +17,7 @@ import pytest
 from django.utils import timezone
 
 from referees import services
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.models import Player
 from referees.services import roster
 from sl5r.rules.errors import LineupError

@@ -10,11 +10,11 @@ from django.utils import timezone
 from django.utils.translation import override
 
 from referees import services
-from referees.log_texts import log_context, log_text
 from referees.models import LogEntry, Tournament
 from referees.reading.state import tournament_state
 from referees.selectors import Viewer, turn_history
 from referees.services import OrderInput, TournamentError
+from referees.texts.log import log_context, log_text
 from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Order

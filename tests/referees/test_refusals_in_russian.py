@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone, translation
 
 from referees import services
-from referees.texts import order_refusal_text
+from referees.texts.words import order_refusal_text
 from tests.referees.conftest import Api, Game
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from battles.models import Battle
 from referees import services
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.reading.story import campaign_story, story_allowed
 from referees.selectors import Viewer, score_history, turn_case
 from sl5r.api_errors import error_status

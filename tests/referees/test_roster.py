@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from referees import services
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.models import LogEntry, Player
 from referees.services import roster
 from sl5r.api_errors import error_status

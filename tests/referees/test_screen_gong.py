@@ -19,10 +19,10 @@ from django.utils.translation import override
 
 from referees import services
 from referees.live.events import NOT_PUBLIC_KINDS
-from referees.log_texts import log_context, log_kind, log_text
 from referees.models import LogEntry, Tournament
 from referees.reading.state import tournament_state
 from referees.selectors import Viewer, tournament_log
+from referees.texts.log import log_context, log_kind, log_text
 from tests.event_capture import IN_MEMORY_LAYERS, OnCommitCapture, effects_of
 from tests.referees.conftest import Api, Game
 

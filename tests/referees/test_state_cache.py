@@ -187,7 +187,7 @@ def test_every_view_of_a_version_is_cut_from_one_reading(game24: Game) -> None:
 def test_a_row_saved_without_a_new_version_is_seen_at_the_next_read(game16: Game) -> None:
     """The admin site renames a player (no service, no version): his next view says it.
     A kept view is good for the campaign's version and its frame version, which every saved
-    player, army, turn or campaign row moves on (referees.kernel.frame_row_saved)."""
+    player, army, turn or campaign row moves on (referees.kernel.core.frame_row_saved)."""
     general = game16.player("crab")
     before = read(game16, Viewer.of_player(general))
     assert before["viewer"]["player"]["name"] == general.name

@@ -1,6 +1,6 @@
-"""An order's hot statements (referees/statements.py, referees/kernel.py) store and read
-exactly what the ORM's own ``save()`` and ``select_for_update()`` do, in one statement each,
-on SQLite and on PostgreSQL (the suite's second pass)."""
+"""An order's hot statements (referees/kernel/prepared_sql.py, referees/kernel/core.py) store
+and read exactly what the ORM's own ``save()`` and ``select_for_update()`` do, in one
+statement each, on SQLite and on PostgreSQL (the suite's second pass)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,21 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from referees import services
-from referees.kernel import (
+from referees.kernel.core import (
     TournamentError,
     tournament_lock,
     tournament_lock_light,
     unit_of_work,
     unit_writes_pipelined,
 )
-from referees.models import LogEntry
-from referees.services import Actor
-from referees.statements import (
+from referees.kernel.prepared_sql import (
     row_insert,
     rows_insert,
     statement_run,
     statements_pipelined_supported,
 )
+from referees.models import LogEntry
+from referees.services import Actor
 from strategic_map.models import Army, Order, Turn
 from tests.event_capture import IN_MEMORY_LAYERS
 from tests.referees.conftest import Game

@@ -1,4 +1,4 @@
-"""A join token's signature (referees/tokens.py): checked once per key, never trusted past
+"""A join token's signature (referees/kernel/tokens.py): checked once per key, never trusted past
 a change of the site's keys."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core import signing
 
-from referees.tokens import TOKEN_SALT, PlayerClaim, token_claim
+from referees.kernel.tokens import TOKEN_SALT, PlayerClaim, token_claim
 
 
 def signed(value: str, key: str) -> str:

@@ -47,7 +47,7 @@ from django.core.management import call_command
 from django.http import HttpResponse
 from django.utils import timezone
 
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.services import Actor
 from sl5r.rules.clans import CLANS
 from sl5r.rules.mapgraph import GameMap, rokugan_map

@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from referees import services
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 from referees.models import LogEntry, Tournament
 from referees.services import TournamentError
 from sl5r.api_errors import error_status

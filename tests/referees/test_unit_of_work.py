@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from battles.models import OPEN_STATUSES, Battle
 from referees import services
+from referees.kernel.tokens import token_claim
 from referees.services import OrderInput
-from referees.tokens import token_claim
 from tests.event_capture import IN_MEMORY_LAYERS, Effects, OnCommitCapture, effects_of
 from tests.referees.conftest import Game
 

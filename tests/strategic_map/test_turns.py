@@ -134,7 +134,7 @@ def test_resolution_query_count_does_not_grow_with_the_armies(count: int) -> Non
     # The guard, the turn, the campaign (locked), its armies, the orders, the two writes,
     # and the savepoint and its release: the same for 8 armies as for 480. Called outside a
     # tournament's unit of work, as here, each of the two writes also gives the campaign a
-    # new order frame (referees.kernel.frame_row_saved); within the clock's unit that is
+    # new order frame (referees.kernel.core.frame_row_saved); within the clock's unit that is
     # part of the one version update.
     assert len(queries) == 9 + 2, [q["sql"][:80] for q in queries]
 

@@ -36,7 +36,7 @@ def build() -> dict[str, Any]:
     from django.utils import timezone
 
     from referees import services
-    from referees.access import judge_key_create
+    from referees.kernel.access import judge_key_create
     from referees.models import Player
     from referees.services import Actor
     from sl5r.rules.clans import CLANS

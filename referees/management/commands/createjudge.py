@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.shortcuts import resolve_url
 
-from referees.kernel import TournamentError
+from referees.kernel.core import TournamentError
 from referees.services.judges import judge_account_create, judge_account_password_set
 
 GENERATED_BYTES = 12

@@ -11,7 +11,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from referees.access import judge_key_create
+from referees.kernel.access import judge_key_create
 
 
 class Command(BaseCommand):

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from battles.models import Battle
 from battles.services import meeting_vote
-from referees.kernel import Actor, TournamentError
+from referees.kernel.core import Actor, TournamentError
 from referees.models import Player, Tournament
 from referees.services import (
     OrderInput,

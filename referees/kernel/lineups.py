@@ -15,7 +15,7 @@ from typing import TypeVar
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from referees.kernel import TournamentError, refusal
+from referees.kernel.core import TournamentError, refusal
 from referees.models import Player, Tournament
 from sl5r.rules.errors import LineupError
 from sl5r.rules.roles import (

@@ -30,8 +30,8 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import Signal
 from django.utils.translation import gettext as _
 
+from referees.kernel.prepared_sql import statement_run, statements_pipelined
 from referees.models import LogEntry, Player, Tournament
-from referees.statements import statement_run, statements_pipelined
 from referees.venue.backups import backup_on_commit, backup_soon_on_commit
 from strategic_map.models import Army, Campaign, Turn
 
@@ -262,7 +262,7 @@ def unit_of_work() -> Iterator[None]:
 def unit_writes_pipelined() -> None:
     """The operation's writes from here on, its version's included, go to the database
     without waiting for each answer, and with its COMMIT, which waits once for all of them
-    (``referees.statements.statements_pipelined``: PostgreSQL; elsewhere nothing changes).
+    (``referees.kernel.prepared_sql.statements_pipelined``: PostgreSQL; elsewhere nothing changes).
     The new rows' keys are set as the first thing after the commit, before any hook
     registered from here on runs.
 

@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from referees.models import Player, Tournament
-from referees.texts import REJECTIONS
+from referees.texts.words import REJECTIONS
 from strategic_map.clans import clan_name
 from strategic_map.selectors import campaign_game_map
 

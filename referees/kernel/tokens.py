@@ -1,6 +1,6 @@
 """A player's join link: the signed token that identifies him (R1).
 
-Below the services and ``referees.access``, which both read it.
+Below the services and ``referees.kernel.access``, which both read it.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import unicodedata
 
 from django.utils.translation import gettext as _
 
-from referees.kernel import refusal
+from referees.kernel.core import refusal
 
 # The code of a refusal for a name with a character that cannot be seen (400).
 INVISIBLE_CODE = "invisible_character"
