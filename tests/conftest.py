@@ -61,12 +61,12 @@ SHARED_REDIS_FIXTURE = "redis_url"
 # the Celery modules' broker databases (``CELERY_REDIS_DB``) are 9, 11, 13 and 14, the
 # cluster's 12, the shared group's 15; tests/test_test_groups.py checks the numbers apart.
 REDIS_DATABASES = {
-    "tests/battles/test_flow.py": 1,
-    "tests/referees/test_consumers.py": 2,
-    "tests/referees/test_waiting_orders.py": 3,
-    "tests/referees/test_fanout.py": 4,
-    "tests/referees/test_ratelimit.py": 5,
-    "tests/test_services.py": 6,
+    "tests/battles/web/test_flow.py": 1,
+    "tests/referees/live/test_consumers.py": 2,
+    "tests/referees/services/test_waiting_orders.py": 3,
+    "tests/referees/live/test_hubs.py": 4,
+    "tests/referees/http/test_ratelimit.py": 5,
+    "tests/test_backing_services.py": 6,
     "tests/referees/test_tasks_celery.py": 7,
     "tests/referees/test_tournament_e2e.py": 8,
     "tests/faults/test_service_faults.py": 9,  # its broker is the test's own redis-server

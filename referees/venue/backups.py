@@ -177,7 +177,7 @@ class BackupCoalescer:
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
         # The clock is a parameter so that a test can hold time still at the 2-s bound and
         # see the backup written by then, with no wall-clock timing a busy machine can break
-        # (tests/referees/test_backups.py).
+        # (tests/referees/venue/test_backups.py).
         self._clock = clock
         self._changed = threading.Condition()
         self._dirty = False

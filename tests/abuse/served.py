@@ -23,7 +23,7 @@ from typing import Any
 
 from tests.abuse.frames import websocket_frame, websocket_frame_read
 from tests.referees.celery_processes import Service
-from tests.referees.test_clock_serve import free_port
+from tests.referees.management.test_clock_serve import free_port
 
 HOST = "127.0.0.1"
 SERVE_READY = "Serving SL5R Referee"

@@ -22,7 +22,7 @@ from battles.selectors import battle_detail
 from referees.models import LogEntry
 from referees.selectors import Viewer
 from tests.battles.conftest import PROVINCE, act, fight, general, meet, move, resolve
-from tests.battles.test_pages import as_general, page_json, table_url
+from tests.battles.web.test_pages import as_general, page_json, table_url
 from tests.referees.conftest import Game
 
 pytestmark = pytest.mark.django_db

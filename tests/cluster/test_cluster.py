@@ -211,7 +211,7 @@ def test_a_burst_that_outlasts_the_settle_window_is_all_carried_out_by_the_clust
     tournament row (more than the two processes' HTTP threads) until 6 s after it: the
     worker waits for the ones both ASGI processes published as waiting, then resolves the
     turn once, with every one of them carried out; one sent after the deadline is late."""
-    from tests.referees.test_order_arrival import burst, moves_of
+    from tests.referees.services.test_order_arrival import burst, moves_of
 
     # given
     tournament = make_running_tournament(player_count=16, turn_seconds=600)

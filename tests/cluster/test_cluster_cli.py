@@ -41,7 +41,7 @@ from tests.cluster.conftest import CONFIG_VARIABLES
 from tests.judge_clock import HELD_TURN_SECONDS
 from tests.referees import celery_processes
 from tests.referees.celery_processes import BASE_DIR, Service
-from tests.referees.test_clock_serve import wait_until
+from tests.referees.management.test_clock_serve import wait_until
 
 # The worker's broker: the cluster tests' Redis database. They and this module's worker test
 # are in one xdist group ("redis"), so they never run at the same time.

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from sl5r.cluster import HAPROXY_CONF
-from tests.referees.test_clock_serve import wait_until
+from tests.referees.management.test_clock_serve import wait_until
 from tests.service_checks import require_service
 
 pytestmark = [pytest.mark.slow]

@@ -55,7 +55,7 @@ from tests.faults.scenario import (
 from tests.judge_clock import time_left_seconds, time_left_set
 from tests.live_clients import WebSocket, http_client
 from tests.referees.celery_processes import Service
-from tests.referees.test_clock_serve import free_port, wait_until
+from tests.referees.management.test_clock_serve import free_port, wait_until
 from tests.service_checks import require_service
 
 HOST = "127.0.0.1"

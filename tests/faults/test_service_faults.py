@@ -82,8 +82,9 @@ from tests.faults.served import (
     pages_open,
 )
 from tests.judge_clock import HELD_TURN_SECONDS
-from tests.referees import celery_processes, test_clock_serve
+from tests.referees import celery_processes
 from tests.referees.celery_processes import Service, service_tails
+from tests.referees.management import test_clock_serve
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

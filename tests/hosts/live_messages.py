@@ -1,6 +1,6 @@
 """The server's live messages as ``static/js/live_messages.json`` lists them, read as live.js
 reads them: the phones of ``tests.hosts.phone`` take every frame through ``message_read``, and
-``tests/referees/test_live_messages.py`` holds the server's messages and live.js to the same
+``tests/referees/live/test_live_messages.py`` holds the server's messages and live.js to the same
 table.
 """
 

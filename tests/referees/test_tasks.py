@@ -14,7 +14,7 @@ from django.utils import timezone
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
 from referees import tasks
-from referees.kernel.core import deadlines as clock
+from referees.kernel import deadlines as clock
 from referees.models import LogEntry, Tournament
 from referees.services import CLOCK, clock_extend, clock_pause, clock_resume
 from sl5r.celery import app

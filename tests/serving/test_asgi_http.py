@@ -37,8 +37,8 @@ from sl5r.serving.threaded_http import (
 )
 from sl5r.serving.waiting_orders import WAITING
 from strategic_map.models import Order
-from tests.referees import test_clock_serve
-from tests.referees.test_order_arrival import deadline_set, moves_of, order_scope
+from tests.referees.management import test_clock_serve
+from tests.referees.services.test_order_arrival import deadline_set, moves_of, order_scope
 from tests.serving.test_threaded_http import scope
 
 BASE_DIR = Path(__file__).resolve().parents[2]

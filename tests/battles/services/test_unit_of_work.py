@@ -1,6 +1,6 @@
 """One action at a battle table is one unit of work: one version, one event, known queries.
 
-As for the referees' operations (tests/referees/test_unit_of_work.py): a play at a table
+As for the referees' operations (tests/referees/kernel/test_unit_of_work.py): a play at a table
 grows ``Campaign.version`` by exactly one and, after the commit, sends exactly one event to
 the tournament's group and one to its public group (the tables are public), carrying that
 version. Measured from outside only (tests/event_capture.py).

@@ -28,7 +28,7 @@ from tests.judge_clock import HELD_TURN_SECONDS
 
 pytestmark = pytest.mark.slow
 
-BASE_DIR = Path(__file__).resolve().parents[2]
+BASE_DIR = Path(__file__).resolve().parents[3]
 WAIT_SECONDS = 30.0
 TURN = timedelta(seconds=HELD_TURN_SECONDS)
 

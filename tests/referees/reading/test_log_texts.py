@@ -24,7 +24,7 @@ from tests.referees.conftest import Api, Game
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GENERIC = "made a change that this page cannot describe"
 
 

@@ -5,7 +5,7 @@ At a deadline every page of a tournament asks for the new state at once; each di
 view (the public's, the judges', each player's) is built once and the others read the kept
 copy, with the clock as of their own request. A change moves the version, and the next
 read builds the view again. What a reader may see (R1.1) is covered on the kept path by
-tests/referees/test_api_state.py.
+tests/referees/api/test_state.py.
 """
 
 from __future__ import annotations

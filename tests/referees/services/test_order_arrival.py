@@ -30,7 +30,7 @@ from django.utils import timezone
 from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
 from referees import services
-from referees.kernel.core import deadlines as clock
+from referees.kernel import deadlines as clock
 from referees.kernel.core import frame_version_bump
 from referees.models import LogEntry, Player, Tournament
 from sl5r.rules.mapgraph import rokugan_map
@@ -41,9 +41,10 @@ from sl5r.serving.threaded_http import RECEIVED_AT, ArrivalStamped, ThreadedWsgi
 from strategic_map.models import Order, Turn
 from strategic_map.selectors import campaign_open_turn, campaign_turn_state
 from tests.live_clients import http_client
-from tests.referees import test_clock_serve, test_tasks
+from tests.referees import test_tasks
 from tests.referees.conftest import Api, Game
-from tests.referees.test_clock_serve import free_port, wait_until
+from tests.referees.management import test_clock_serve
+from tests.referees.management.test_clock_serve import free_port, wait_until
 from tests.referees.test_tasks import Sent
 from tests.serving.test_threaded_http import scope
 

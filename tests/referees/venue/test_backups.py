@@ -39,7 +39,7 @@ from referees.venue.backups import (
 )
 from sl5r.rules.mapgraph import rokugan_map
 
-BASE_DIR = Path(__file__).resolve().parents[2]
+BASE_DIR = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "sqlite", reason="venue backups are of the embedded SQLite database"

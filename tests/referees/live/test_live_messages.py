@@ -38,9 +38,9 @@ from tests.hosts.live_messages import (
 )
 from tests.hosts.phone import Page, PageFailed, Phones
 from tests.referees.conftest import Game
-from tests.referees.test_consumers import communicator, connected, hold, resolve_now
+from tests.referees.live.test_consumers import communicator, connected, hold, resolve_now
 
-BASE_DIR = Path(__file__).resolve().parents[2]
+BASE_DIR = Path(__file__).resolve().parents[3]
 LIVE_JS = BASE_DIR / "static" / "js" / "live.js"
 TIMEOUT = 5
 FIELD_KEYS = {"type", "nullable", "optional"}

@@ -240,7 +240,7 @@ def test_r11_verify_of_a_file_without_a_seed_or_not_json_exits_2(tmp_path: Path)
 
 
 def test_r11_the_documented_python_verifies_a_real_export(game16: Game, tmp_path: Path) -> None:
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "adjudication.md").read_text()
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "adjudication.md").read_text()
     section = docs.split("## Verifying a turn's draws", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     _, path = exported(game16, tmp_path)

@@ -22,7 +22,7 @@ from referees import services
 from referees.live import hubs as fanout
 from referees.live.events import tournament_group, tournament_public_group
 from tests.referees.conftest import Game
-from tests.referees.test_consumers import (
+from tests.referees.live.test_consumers import (
     TIMEOUT,
     communicator,
     connected,
