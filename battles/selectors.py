@@ -25,8 +25,8 @@ from django.db.models import Prefetch, Q, QuerySet
 from battles.draws import battle_commitment, battle_draw_steps, battle_seed_revealed
 from battles.models import GATHERING_STATUSES, OPEN_STATUSES, Battle, BattleProposal, BattleSeat
 from referees.kernel.core import TournamentError
+from referees.kernel.visibility import Viewer, clan_roles
 from referees.models import Player, Tournament
-from referees.selectors import Viewer, clan_roles
 from sl5r.rules.games import GameError, game_for
 from sl5r.rules.roles import Role
 from strategic_map.selectors import campaign_game_map

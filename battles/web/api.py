@@ -24,8 +24,8 @@ from referees.http.auth import SIGNED_IN, caller_of
 from referees.http.ratelimit import rate_limit
 from referees.kernel.access import tournament_get, user_judges
 from referees.kernel.core import Actor
+from referees.kernel.visibility import Viewer
 from referees.models import Player, Tournament
-from referees.selectors import Viewer
 
 router = Router(tags=["battles"])
 

@@ -25,9 +25,9 @@ from battles.models import Battle
 from battles.selectors import battle_detail, battle_get, battles_visible
 from referees.kernel.access import player_from_session, tournament_get, user_judges
 from referees.kernel.core import TournamentError
+from referees.kernel.visibility import Viewer
 from referees.models import JudgeCall, Player, Tournament
 from referees.pages.refusals import judge_or_refusal, problem_page
-from referees.selectors import Viewer
 from sl5r.rules.clans import CLANS
 from strategic_map.clans import clan_name
 

@@ -16,7 +16,7 @@ from referees.http.auth import ANYONE, caller_of
 from referees.http.ratelimit import client_ip, rate_check, rate_hit
 from referees.kernel.access import player_session_login
 from referees.kernel.core import TournamentError
-from referees.selectors import player_row
+from referees.kernel.visibility import player_row
 
 router = Router()
 

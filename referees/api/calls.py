@@ -17,7 +17,7 @@ from referees.api.common import ERRORS, judge_of, player_of
 from referees.api.schemas import CallCloseIn, CallIn, CallMineOut, CallOut
 from referees.http.auth import SIGNED_IN
 from referees.http.ratelimit import rate_limit
-from referees.selectors import call_row, call_rows, own_call
+from referees.reading.messages import call_row, call_rows, own_call
 
 router = Router()
 

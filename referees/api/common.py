@@ -14,8 +14,8 @@ from referees.api.schemas import ErrorOut
 from referees.http.auth import Caller, caller_of
 from referees.kernel.access import tournament_get, user_judges
 from referees.kernel.core import Actor
+from referees.kernel.visibility import Viewer
 from referees.models import Player, Tournament
-from referees.selectors import Viewer
 
 # Every status an operation may refuse with: ERROR_STATUS's for the services' codes, 401 for
 # a credential not (or no longer) valid, 429 for a rate limit, 503 while the database is down.

@@ -19,7 +19,7 @@ from referees.api.schemas import AnnouncementIn, AnnouncementOut, InstructionIn,
 from referees.http.auth import ANYONE, SIGNED_IN, caller_of
 from referees.http.ratelimit import rate_limit
 from referees.kernel.access import tournament_get
-from referees.selectors import LATEST_INSTRUCTIONS, instruction_row, visible_instructions
+from referees.reading.messages import LATEST_INSTRUCTIONS, instruction_row, visible_instructions
 
 router = Router()
 

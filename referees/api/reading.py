@@ -18,8 +18,8 @@ from referees.api.schemas import CampaignMapOut, CaseFileOut, LogExportOut, LogO
 from referees.http.auth import ANYONE, SIGNED_IN, caller_of
 from referees.kernel.access import tournament_get
 from referees.kernel.core import TournamentError
+from referees.reading.log import LogFilter, tournament_log, turn_case
 from referees.reading.state import tournament_state
-from referees.selectors import LogFilter, tournament_log, turn_case
 from referees.texts.log import LOG_KINDS, log_context, log_kind, log_text
 from sl5r.rules.clans import CLANS
 

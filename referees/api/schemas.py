@@ -587,7 +587,7 @@ class JudgeOut(Schema):
     )
 
 
-# --- What a viewer sees: the tournament's state (referees.selectors.tournament_state) -------
+# --- What a viewer sees: the tournament's state (referees.reading.state.tournament_state) ---
 #
 # Keys that only some viewers get (``scores``, ``reform``, ``battle`` …) are left out of the
 # answer for the others, not sent as null: they are declared ``X | None = None`` here.

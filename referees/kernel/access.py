@@ -21,8 +21,8 @@ from django.utils.translation import gettext, gettext_noop
 
 from referees.kernel.core import TournamentError, unit_of_work
 from referees.kernel.tokens import PlayerClaim, player_token
+from referees.kernel.visibility import clan_roles, player_row
 from referees.models import JudgeKey, Player, Tournament
-from referees.selectors import clan_roles, player_row
 from referees.venue.backups import backup_on_commit
 from sl5r.public_url import public_url
 from sl5r.rules.roles import Role

@@ -25,29 +25,29 @@ again.
 
 A deadline that passed while nothing was running (the server was down) is found by the
 first sweep; the turn is resolved then, and the next turn still gets its full length.
+
+The clock as pages and answers show it (``clock_left``, ``tournament_clock``) and the orders
+that arrived around a deadline the site missed (``orders_around_deadline``) are read here too.
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
 
+from referees.models import LogEntry, Tournament
 from sl5r.serving.interface import waiting_order_requests
-
-if TYPE_CHECKING:
-    from referees.models import Tournament
 
 log = logging.getLogger(__name__)
 
 CELERY = "celery"
 INPROCESS = "inprocess"
-# Tournament.Phase.RUNNING; spelled out, as this module does not import the models at run time.
-RUNNING_PHASE = "running"
+RUNNING_PHASE = Tournament.Phase.RUNNING
 # Sending a task must never hold up the request that changed the deadline for long: if the
 # broker does not answer, the beat sweep still finds the deadline.
 # The Celery tasks' names (``referees.tasks`` registers them under these).
@@ -141,3 +141,66 @@ def schedule_deadline(tournament: Tournament) -> None:
             )
 
     transaction.on_commit(send)
+
+
+def clock_left(tournament: Tournament, now: datetime) -> float | None:
+    """The seconds the clock shows at ``now`` (paused or running); None when none runs."""
+    if tournament.paused:
+        return tournament.paused_remaining
+    if tournament.deadline is not None:
+        return max(0.0, (tournament.deadline - now).total_seconds())
+    return None
+
+
+def tournament_clock(tournament: Tournament, now: datetime) -> dict[str, Any]:
+    """The clock as the server sees it: pages count down from ``remaining``, not their own."""
+    remaining = clock_left(tournament, now)
+    return {
+        "phase": tournament.phase,
+        "paused": tournament.paused,
+        "deadline": tournament.deadline.isoformat() if tournament.deadline else None,
+        "remaining": remaining,
+        "server_time": now.isoformat(),
+    }
+
+
+# The orders shown with a missed deadline: those that arrived from this long before it
+# until the turn was resolved, and those refused as late up to this long after: on waking,
+# the clock and the requests that waited in the socket race, and either may go first.
+AROUND_DEADLINE = timedelta(seconds=60)
+AROUND_DEADLINE_MAX = 100
+
+
+def orders_around_deadline(
+    *, tournament: Tournament, deadline: datetime, resolved_at: datetime
+) -> list[dict[str, Any]]:
+    """The orders given, withdrawn or refused around a deadline the site missed, in order
+    of arrival: what a judge rules from."""
+    rows = (
+        LogEntry.objects.filter(
+            tournament=tournament,
+            action__in=("order_given", "order_withdrawn", "order_refused"),
+            at__gte=deadline - AROUND_DEADLINE,
+            at__lte=resolved_at + AROUND_DEADLINE,
+        )
+        .order_by("at", "pk")
+        .values("pk", "action", "at", "actor", "data")
+    )
+    around = []
+    for row in rows:
+        data = row["data"]
+        if row["at"] > resolved_at and not (
+            row["action"] == "order_refused" and data.get("code") == "late"
+        ):
+            continue  # the next turn's orders
+        around.append(
+            {
+                "entry": row["pk"],
+                "action": row["action"],
+                "at": row["at"].isoformat(),
+                "by": row["actor"],
+                "army": data.get("army"),
+                "code": data.get("code"),
+            }
+        )
+    return around[:AROUND_DEADLINE_MAX]

@@ -38,9 +38,9 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from referees.kernel.core import tournament_changed
+from referees.kernel.visibility import Viewer
 from referees.models import Tournament
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer
 from sl5r.serving.interface import handoff_loop
 
 log = logging.getLogger(__name__)

@@ -33,14 +33,11 @@ from referees.kernel.access import (
     user_judges,
 )
 from referees.kernel.core import TournamentError
+from referees.kernel.visibility import Viewer
 from referees.models import Player, Tournament
 from referees.pages.refusals import judge_or_refusal, problem_page
+from referees.reading.history import resolved_turn_numbers, turn_history
 from referees.reading.state import tournament_state
-from referees.selectors import (
-    Viewer,
-    resolved_turn_numbers,
-    turn_history,
-)
 from referees.services import tournament_clans
 from referees.texts.log import (
     LOG_KINDS,

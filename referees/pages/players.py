@@ -32,9 +32,11 @@ from referees.kernel.access import (
     tournament_players,
 )
 from referees.kernel.core import TournamentError
+from referees.kernel.deadlines import tournament_clock
+from referees.kernel.visibility import Viewer, clan_roles
 from referees.models import Instruction, JudgeCall, Player, Tournament
 from referees.pages.refusals import problem_page
-from referees.selectors import Viewer, clan_roles, tournament_clock, visible_instructions
+from referees.reading.messages import visible_instructions
 from sl5r.api_errors import error_status
 from sl5r.rules.roles import Role, Visibility, role_visibility
 from strategic_map.clans import clan_name

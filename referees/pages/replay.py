@@ -39,10 +39,10 @@ from django.views.decorators.http import require_safe
 
 from referees.kernel.access import tournament_get, user_judges
 from referees.kernel.core import TournamentError
+from referees.kernel.visibility import Viewer
 from referees.models import Tournament
 from referees.pages.refusals import problem_page
 from referees.reading.story import campaign_story, report_file_name, story_allowed
-from referees.selectors import Viewer
 from referees.texts.words import state_turn_words
 from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES, MapDrawing, map_drawing

@@ -1,8 +1,9 @@
 """The tournament's state as a viewer may see it: ``GET …/state``, the pages and the events.
 
 It sits above ``battles`` in the stack (architecture.md): the tournament's own view comes
-from ``referees.selectors`` (below the battles), and a player's battle table from
-``battles.selectors``; this module puts them together.
+from ``referees.reading.view`` (who sees what: ``referees.kernel.visibility``, below the
+battles), and a player's battle table from ``battles.selectors``; this module puts them
+together.
 
 Built once per version and view (issue 33). A league's deadline sends thousands of pages
 for the new state at once, but a tournament has only a handful of distinct views at a
@@ -44,14 +45,10 @@ from django.utils import timezone, translation
 
 from battles.selectors import armies_current_battles
 from referees.kernel.access import user_judges
+from referees.kernel.deadlines import tournament_clock
+from referees.kernel.visibility import Viewer
 from referees.models import Player, Tournament
-from referees.selectors import (
-    TournamentReading,
-    Viewer,
-    tournament_clock,
-    tournament_reading,
-    tournament_view,
-)
+from referees.reading.view import TournamentReading, tournament_reading, tournament_view
 from referees.services.checkin import CHECK_IN_PHASES, tournament_checkin
 from strategic_map.models import Campaign
 from strategic_map.selectors import turn_current_orders

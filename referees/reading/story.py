@@ -27,14 +27,10 @@ from battles.draws import battle_commitment, battle_draw_steps, battle_seed_reve
 from battles.models import Battle
 from battles.selectors import battles_of_turn
 from referees.kernel.core import TournamentError
+from referees.kernel.visibility import Viewer
 from referees.models import Tournament
-from referees.selectors import (
-    Viewer,
-    resolved_turn_numbers,
-    score_history,
-    turn_case,
-    turn_history,
-)
+from referees.reading.history import resolved_turn_numbers, score_history, turn_history
+from referees.reading.log import turn_case
 from referees.texts.log import (
     LogContext,
     battle_casualties_text,

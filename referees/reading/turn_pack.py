@@ -26,8 +26,8 @@ from django.utils.translation import gettext as _
 from battles.models import OPEN_STATUSES
 from battles.selectors import battles_visible
 from referees.kernel.core import refusal
+from referees.kernel.visibility import Viewer, clan_roles
 from referees.models import Player, Tournament
-from referees.selectors import Viewer, clan_roles
 from sl5r.rules.clans import CLANS
 from sl5r.rules.roles import Role, role_visibility
 from sl5r.rules.turn import Army as RulesArmy

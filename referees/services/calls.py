@@ -2,7 +2,7 @@
 
 A call is between the caller and the judges only (R1.1): the event it sends carries no
 detail, the public group is not told, and only the caller and the judges read it
-(``referees.selectors.call_rows``, ``own_call``). Every step is a line in the log (R11).
+(``referees.reading.messages.call_rows``, ``own_call``). Every step is a line in the log (R11).
 """
 
 from __future__ import annotations

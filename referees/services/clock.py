@@ -25,14 +25,15 @@ from referees.kernel.core import (
     unit_of_work,
 )
 from referees.kernel.deadlines import (
+    clock_left,
     order_settle,
     order_settle_max,
+    orders_around_deadline,
     schedule_deadline,
     settle_hold,
     tick_due_at,
 )
 from referees.models import LogEntry, Tournament
-from referees.selectors import clock_left, orders_around_deadline
 from referees.services.setup import MAX_TURN_SECONDS
 from referees.services.start import phase_advance, phase_enter
 from strategic_map.models import Turn

@@ -14,8 +14,8 @@ from referees.kernel.core import (
     tournament_lock,
     unit_of_work,
 )
+from referees.kernel.visibility import clan_held_roles
 from referees.models import Announcement, Instruction, Player, Tournament
-from referees.selectors import clan_held_roles
 from referees.services.clock import refuse_unless_in_play
 from sl5r.rules.roles import (
     Role,

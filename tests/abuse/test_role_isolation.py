@@ -1,7 +1,7 @@
 """R1.1 from the outside: a General whose clan has a Daimyo learns no other army's position.
 
 The rule: he sees his own army, its province and the provinces next to it, and nothing of
-the other armies (``referees.selectors.viewer_sight``); the public display shows army
+the other armies (``referees.kernel.visibility.viewer_sight``); the public display shows army
 positions only where no clan has a Daimyo. What he may still learn of another army is what
 he meets face to face: the armies seated at a battle table with his own (R7), in the
 table's province.

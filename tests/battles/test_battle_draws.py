@@ -19,8 +19,8 @@ from django.test import Client
 from battles.draws import BattleDraws, battle_draws_check
 from battles.models import Battle
 from battles.selectors import battle_detail
+from referees.kernel.visibility import Viewer
 from referees.models import LogEntry
-from referees.selectors import Viewer
 from tests.battles.conftest import PROVINCE, act, fight, general, meet, move, resolve
 from tests.battles.web.test_pages import as_general, page_json, table_url
 from tests.referees.conftest import Game

@@ -13,9 +13,9 @@ from django.utils import timezone
 from battles import services as battle_services
 from battles.models import Battle, BattleSeat
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.models import LogEntry
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer
 from referees.services import OrderInput, TournamentError
 from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map

@@ -19,7 +19,8 @@ from battles.models import Battle
 from battles.selectors import battle_detail
 from battles.web.schemas import BattleOut
 from referees.api.schemas import StateOut
-from referees.selectors import Viewer, turn_case
+from referees.kernel.visibility import Viewer
+from referees.reading.log import turn_case
 from sl5r.api_errors import ERROR_STATUS
 from tests.battles.conftest import fight, general, meet
 from tests.referees.conftest import Api, Game

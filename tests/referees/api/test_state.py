@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from referees import services
 from referees.kernel.access import judge_key_create
-from referees.selectors import tournament_view
+from referees.reading.view import tournament_view
 from referees.services import OrderInput
 from sl5r.rules.mapgraph import rokugan_map
 from strategic_map.models import Army

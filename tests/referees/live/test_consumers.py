@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from referees import services
 from referees.kernel.access import judge_key_create
+from referees.kernel.visibility import Viewer
 from referees.live import consumers
 from referees.live.consumers import (
     CLOSE_BAD_MESSAGE,
@@ -38,7 +39,6 @@ from referees.live.consumers import (
 from referees.live.events import event_payload, tournament_group, tournament_public_group
 from referees.models import Tournament
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer
 from referees.services import OrderInput
 from sl5r.asgi import application
 from sl5r.rules.clans import CLANS

@@ -10,9 +10,10 @@ from django.utils import timezone
 from django.utils.translation import override
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.models import LogEntry, Tournament
+from referees.reading.history import turn_history
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer, turn_history
 from referees.services import OrderInput, TournamentError
 from referees.texts.log import log_context, log_text
 from sl5r.api_errors import error_status

@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer
 from tests.battles.conftest import PROVINCE, fight, lose_provinces, meet
 from tests.referees.conftest import Game
 

@@ -22,9 +22,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.reading import state as state_module
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer, tournament_view
+from referees.reading.view import tournament_view
 from referees.services import OrderInput
 from tests.referees.conftest import Game
 

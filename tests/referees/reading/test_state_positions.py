@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer
 from sl5r.rules.clans import CLANS
 from tests.referees.conftest import Game, start_positions
 

@@ -23,8 +23,10 @@ from django.utils import timezone
 from battles.models import Battle
 from referees import services
 from referees.kernel.core import TournamentError
+from referees.kernel.visibility import Viewer
+from referees.reading.history import score_history
+from referees.reading.log import turn_case
 from referees.reading.story import campaign_story, story_allowed
-from referees.selectors import Viewer, score_history, turn_case
 from sl5r.api_errors import error_status
 from sl5r.rules.casefile import case_from_json, case_verify
 from tests.battles.conftest import PROVINCE, fight, lose_provinces, move, resolve

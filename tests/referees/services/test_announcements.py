@@ -9,9 +9,11 @@ from django.test import Client
 from django.utils import timezone
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.models import Announcement, LogEntry
+from referees.reading.history import score_history
+from referees.reading.messages import LATEST_ANNOUNCEMENTS
 from referees.reading.state import tournament_state
-from referees.selectors import LATEST_ANNOUNCEMENTS, Viewer, score_history
 from referees.services import TournamentError
 from sl5r.api_errors import error_status
 from strategic_map.models import Turn

@@ -15,10 +15,11 @@ from django.utils import timezone
 from battles.models import Battle, BattleSeat
 from referees import services
 from referees.kernel.access import judge_key_create
+from referees.kernel.visibility import Viewer
 from referees.live.events import NOT_PUBLIC_KINDS
 from referees.models import JudgeCall, LogEntry
+from referees.reading.log import tournament_log
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer, tournament_log
 from referees.services import Actor, TournamentError
 from referees.texts.log import log_context, log_text
 from sl5r.api_errors import error_status

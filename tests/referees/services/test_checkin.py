@@ -12,9 +12,9 @@ from django.test import Client
 from django.utils import timezone
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.models import LogEntry, Player
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer
 from referees.services import TournamentError, checkin
 from sl5r.api_errors import error_status
 from tests.referees.conftest import KARO_LINEUP, KARO_PLAYERS, Api, Game

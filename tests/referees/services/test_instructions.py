@@ -18,9 +18,10 @@ from django.test import Client
 from django.utils import timezone
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.models import Instruction, LogEntry, Player
+from referees.reading.messages import visible_instructions
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer, visible_instructions
 from referees.services import TournamentError
 from sl5r.api_errors import error_status
 from sl5r.asgi import application

@@ -18,10 +18,11 @@ from django.utils import timezone
 from django.utils.translation import override
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.live.events import NOT_PUBLIC_KINDS
 from referees.models import LogEntry, Tournament
+from referees.reading.log import tournament_log
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer, tournament_log
 from referees.texts.log import log_context, log_kind, log_text
 from tests.event_capture import IN_MEMORY_LAYERS, OnCommitCapture, effects_of
 from tests.referees.conftest import Api, Game

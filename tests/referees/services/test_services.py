@@ -11,9 +11,10 @@ import pytest
 from django.utils import timezone
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.models import LogEntry, Tournament
+from referees.reading.log import turn_case
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer, turn_case
 from referees.services import OrderInput, TournamentError
 from sl5r.api_errors import error_status
 from sl5r.rules.casefile import case_from_dict, case_run, expect_differences, result_to_dict

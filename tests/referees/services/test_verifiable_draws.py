@@ -13,9 +13,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from referees import services
+from referees.kernel.visibility import Viewer
 from referees.models import LogEntry
+from referees.reading.history import turn_history
+from referees.reading.log import turn_case
 from referees.reading.state import tournament_state
-from referees.selectors import Viewer, turn_case, turn_history
 from referees.services import OrderInput, TournamentError
 from sl5r.api_errors import error_status
 from sl5r.rules.mapgraph import rokugan_map
