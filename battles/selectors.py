@@ -224,45 +224,14 @@ def _row(
 ) -> dict[str, Any]:
     judge = viewer.kind == "judge"
     own = _own_army(viewer)
-    clan = viewer.player.clan if viewer.player is not None else None
     seats = list(battle.seats.all())
-    seated = {s.army.code for s in seats}
-    mine = own if own in seated else None
-    meeting = battle.status == Battle.Status.MEETING
+    mine = own if own in {s.army.code for s in seats} else None
     game_map = campaign_game_map(tournament.campaign)
     province = game_map.provinces.get(battle.province)
 
     setup = battle.setup or {}
-    by_army = {p["army"]: p for p in setup.get("participants", [])}
-    armies = []
-    for seat in seats:
-        code = seat.army.code
-        shows_vote = judge or not meeting or code == own or (own is None and seat.army.clan == clan)
-        armies.append(
-            {
-                "code": code,
-                "clan": seat.army.clan,
-                "general": names.get(seat.army_id),
-                "vote": (seat.vote or None) if shows_vote else None,
-                "voted": bool(seat.vote),
-                "joined_turn": seat.joined_turn,
-                "reinforcement": seat.reinforcement,
-                "mine": code == mine,
-            }
-        )
-    participants = [
-        {
-            "army": p["army"],
-            "clan": p["clan"],
-            "force_modifier": p["force_modifier"],
-            "honor_bonus": p["honor_bonus"],
-            "hand_size": p["hand_size"],
-            "small_farms": p["small_farms"],
-            "notes": list(p.get("notes", [])),
-            "reinforcement": bool(p.get("reinforcement")),
-        }
-        for p in by_army.values()
-    ]
+    armies = _seat_rows(battle, seats, viewer, names, own=own, mine=mine)
+    participants = _participant_rows(setup)
 
     summary = None
     actions: list[str] = []
@@ -270,7 +239,6 @@ def _row(
         by = JUDGE if judge else mine
         summary, actions = _engine_view(battle, battle.state, by)
     outcome = battle.outcome
-    winner = outcome.get("winner") if outcome else None
     row: dict[str, Any] = {
         "id": battle.pk,
         "province": battle.province,
@@ -297,13 +265,7 @@ def _row(
             "commitment": battle_commitment(battle),
             "seed": battle_seed_revealed(battle),
         },
-        "you": {
-            "army": mine,
-            "may_vote": battle.status in GATHERING_STATUSES and (judge or mine is not None),
-            "may_choose_survivors": battle.status == Battle.Status.DECIDED
-            and (judge or (mine is not None and mine == winner)),
-            "may_correct": judge and battle.status == Battle.Status.ENDED,
-        },
+        "you": _you(battle, judge=judge, mine=mine),
     }
     if with_state:
         row["proposals"] = _proposals(battle, judge=judge, mine=mine)
@@ -318,6 +280,69 @@ def _row(
         if with_state:
             row["state"] = battle.state  # the whole table, draws and history included (R11)
     return row
+
+
+def _seat_rows(
+    battle: Battle,
+    seats: Iterable[BattleSeat],
+    viewer: Viewer,
+    names: Mapping[int, str],
+    *,
+    own: str | None,
+    mine: str | None,
+) -> list[dict[str, Any]]:
+    """The armies at the table. During a meeting a vote shows to a judge, to its army's
+    General, and to its clan's players who have no army (Daimyo, Karo); after it, to all."""
+    judge = viewer.kind == "judge"
+    clan = viewer.player.clan if viewer.player is not None else None
+    meeting = battle.status == Battle.Status.MEETING
+    armies = []
+    for seat in seats:
+        code = seat.army.code
+        shows_vote = judge or not meeting or code == own or (own is None and seat.army.clan == clan)
+        armies.append(
+            {
+                "code": code,
+                "clan": seat.army.clan,
+                "general": names.get(seat.army_id),
+                "vote": (seat.vote or None) if shows_vote else None,
+                "voted": bool(seat.vote),
+                "joined_turn": seat.joined_turn,
+                "reinforcement": seat.reinforcement,
+                "mine": code == mine,
+            }
+        )
+    return armies
+
+
+def _participant_rows(setup: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The armies as the battle's set-up saw them (R8), one per army."""
+    by_army = {p["army"]: p for p in setup.get("participants", [])}
+    return [
+        {
+            "army": p["army"],
+            "clan": p["clan"],
+            "force_modifier": p["force_modifier"],
+            "honor_bonus": p["honor_bonus"],
+            "hand_size": p["hand_size"],
+            "small_farms": p["small_farms"],
+            "notes": list(p.get("notes", [])),
+            "reinforcement": bool(p.get("reinforcement")),
+        }
+        for p in by_army.values()
+    ]
+
+
+def _you(battle: Battle, *, judge: bool, mine: str | None) -> dict[str, Any]:
+    """What the viewer may do at the table: vote, choose the survivors, correct the result."""
+    winner = battle.outcome.get("winner") if battle.outcome else None
+    return {
+        "army": mine,
+        "may_vote": battle.status in GATHERING_STATUSES and (judge or mine is not None),
+        "may_choose_survivors": battle.status == Battle.Status.DECIDED
+        and (judge or (mine is not None and mine == winner)),
+        "may_correct": judge and battle.status == Battle.Status.ENDED,
+    }
 
 
 def _proposals(battle: Battle, *, judge: bool, mine: str | None) -> list[dict[str, Any]]:

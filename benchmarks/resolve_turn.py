@@ -20,8 +20,8 @@ line-up) built through the services, over three turns: every General moves at ra
 (tables open), a judge starts a battle at the first table and every other General moves again
 (tables gain and lose armies, disperse, a battle is reinforced), then a quiet turn (no order:
 the tables stay as they were). It prints the time and the queries of the whole resolution and
-of the battles' sync (``battles.services.battles_sync``, wrapped for the run) and their share,
-per resolution and per army.
+of the battles' sync (``battles.services.lifecycle.battles_sync``, wrapped for the run) and
+their share, per resolution and per army.
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def battle_start_first(tournament_id: int, actor: Any) -> None:
     from django.utils import timezone
 
     from battles.models import GATHERING_STATUSES, Battle
-    from battles.services import meeting_vote
+    from battles.services.play import meeting_vote
 
     battle = (
         Battle.objects.filter(tournament_id=tournament_id, status__in=GATHERING_STATUSES)

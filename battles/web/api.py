@@ -15,9 +15,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 from ninja import Router
 
-from battles import services
 from battles.models import Battle
 from battles.selectors import battle_detail, battle_get, battles_visible
+from battles.services import consent, play, results
 from battles.web.schemas import ActionIn, AnswerIn, BattleOut, CorrectionIn, ResultIn, VoteIn
 from referees.api.schemas import ErrorOut
 from referees.http.auth import SIGNED_IN, caller_of
@@ -137,7 +137,7 @@ def battle_vote(
     """
     tournament, battle = _table(request, tournament_id, battle_id)
     viewer, actor = _acting(request, tournament)
-    services.meeting_vote(
+    play.meeting_vote(
         battle_id=battle.pk,
         army_code=payload.army,
         vote=payload.vote,
@@ -167,7 +167,7 @@ def battle_action(
     """
     tournament, battle = _table(request, tournament_id, battle_id)
     viewer, actor = _acting(request, tournament)
-    services.battle_act(
+    play.battle_act(
         battle_id=battle.pk, action=payload.model_dump(), actor=actor, now=timezone.now()
     )
     return _shown(tournament, battle.pk, viewer)
@@ -186,7 +186,7 @@ def battle_proposal(
     """R8, R13: a confirmed proposal is applied at once, as its proposer's action."""
     tournament, battle = _table(request, tournament_id, battle_id)
     viewer, actor = _acting(request, tournament)
-    services.battle_proposal_answer(
+    consent.battle_proposal_answer(
         battle_id=battle.pk,
         proposal_id=proposal_id,
         answer=payload.answer,
@@ -211,7 +211,7 @@ def battle_result(
     """
     tournament, battle = _table(request, tournament_id, battle_id)
     viewer, actor = _acting(request, tournament)
-    services.battle_result_choose(
+    results.battle_result_choose(
         battle_id=battle.pk, survivors=payload.survivors, actor=actor, now=timezone.now()
     )
     return _shown(tournament, battle.pk, viewer)
@@ -234,7 +234,7 @@ def battle_correct(
         raise PermissionDenied(ERROR_NOT_JUDGE)
     user = caller_of(request).user
     assert user is not None
-    services.battle_correct(
+    results.battle_correct(
         battle_id=battle.pk,
         kind=payload.kind,
         winner=payload.winner,

@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from battles.services import battles_resume, battles_stop, battles_sync
+from battles.services.lifecycle import battles_resume, battles_stop, battles_sync
 from referees.kernel.core import (
     CLOCK,
     Actor,

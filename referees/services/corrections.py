@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from battles.models import TableSnapshot
-from battles.services import battles_undo, battles_undo_problem
+from battles.services.lifecycle import battles_undo, battles_undo_problem
 from referees.kernel.core import (
     CLOCK,
     Actor,

@@ -26,7 +26,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from battles.models import Battle
-from battles.services import meeting_vote
+from battles.services.play import meeting_vote
 from referees.kernel.core import Actor, TournamentError
 from referees.models import Player, Tournament
 from referees.services import (

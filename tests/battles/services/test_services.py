@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from battles import services as battle_services
 from battles.models import Battle, BattleSeat
+from battles.services._table import open_table
 from referees import services
 from referees.kernel.visibility import Viewer
 from referees.models import LogEntry
@@ -634,7 +635,7 @@ def test_a_turn_reads_the_open_tables_in_the_same_queries_however_many_there_are
     for i, pair in enumerate(
         [("crab-1", "crane-1"), ("crab-2", "crane-2"), ("dragon-2", "lion-2")]
     ):
-        battle_services._open_table(  # tables already open, unchanged by this turn
+        open_table(  # tables already open, unchanged by this turn
             tournament,
             province=f"table-{i}",
             armies={code: armies[code] for code in pair},
@@ -659,7 +660,7 @@ def test_a_busy_turn_changes_its_tables_in_the_same_queries_however_many_tables_
     elsewhere = iter(sorted(p for p in rokugan_map().provinces if p != PROVINCE))
 
     def seated(province: str, *codes: str, turn: int) -> None:
-        battle_services._open_table(
+        open_table(
             tournament,
             province=province,
             armies={code: armies[code] for code in codes},
