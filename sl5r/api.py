@@ -225,8 +225,8 @@ PYDANTIC_MESSAGES: dict[str, str] = {
 }
 
 
-# The checks of referees/api/schemas.py raise these (as ValueError, so pydantic's value_error):
-# marked here for the catalog, translated by _translated.
+# The checks of referees/api/schemas/setup.py raise these (as ValueError, so pydantic's
+# value_error): marked here for the catalog, translated by _translated.
 SCHEMA_MESSAGES = (
     gettext_noop("give the time with its UTC offset, e.g. 2030-05-01T18:00:00+03:00"),
     gettext_noop("the time in UTC falls outside the years 1 to 9999"),

@@ -19,9 +19,9 @@ from battles.models import Battle
 from battles.selectors import battle_detail, battle_get, battles_visible
 from battles.services import consent, play, results
 from battles.web.schemas import ActionIn, AnswerIn, BattleOut, CorrectionIn, ResultIn, VoteIn
-from referees.api.schemas import ErrorOut
 from referees.http.auth import SIGNED_IN, caller_of
 from referees.http.ratelimit import rate_limit
+from referees.http.schemas import ErrorOut
 from referees.kernel.access import tournament_get, user_judges
 from referees.kernel.core import Actor
 from referees.kernel.visibility import Viewer

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from ninja import Field, Schema
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from referees.api.schemas import MAX_REASON, IsoTime
+from referees.http.schemas import MAX_REASON, IsoTime
 
 MAX_ACTION_BYTES = 4096
 MAX_ARMY = 64

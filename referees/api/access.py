@@ -11,9 +11,10 @@ from ninja import Router
 
 from referees import services
 from referees.api.common import ERRORS
-from referees.api.schemas import CsrfOut, ErrorOut, JoinIn, JoinOut, MeOut
+from referees.api.schemas.access import CsrfOut, JoinIn, JoinOut, MeOut
 from referees.http.auth import ANYONE, caller_of
 from referees.http.ratelimit import client_ip, rate_check, rate_hit
+from referees.http.schemas import ErrorOut
 from referees.kernel.access import player_session_login
 from referees.kernel.core import TournamentError
 from referees.kernel.visibility import player_row

@@ -14,7 +14,7 @@ from ninja import Router, Status
 
 from referees import services
 from referees.api.common import ERRORS, judge_of, player_of
-from referees.api.schemas import CallCloseIn, CallIn, CallMineOut, CallOut
+from referees.api.schemas.calls import CallCloseIn, CallIn, CallMineOut, CallOut
 from referees.http.auth import SIGNED_IN
 from referees.http.ratelimit import rate_limit
 from referees.reading.messages import call_row, call_rows, own_call

@@ -10,14 +10,8 @@ from django.utils import timezone
 from ninja import Router
 
 from referees.api.common import ERRORS, judge_of
-from referees.api.schemas import (
-    CheckinOut,
-    PlayerLinkOut,
-    PresenceIn,
-    ShrinkIn,
-    ShrinkOut,
-    StandInIn,
-)
+from referees.api.schemas.checkin import CheckinOut, PresenceIn, ShrinkIn, ShrinkOut, StandInIn
+from referees.api.schemas.common import PlayerLinkOut
 from referees.http.auth import SIGNED_IN
 from referees.kernel.access import player_link_row
 from referees.services import checkin

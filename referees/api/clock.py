@@ -12,15 +12,8 @@ from ninja import Router
 
 from referees import services
 from referees.api.common import ERRORS, done, judge_of
-from referees.api.schemas import (
-    DoneOut,
-    ExtendIn,
-    GongIn,
-    RedrawIn,
-    ReopenIn,
-    UndoIn,
-    UndoPreviewOut,
-)
+from referees.api.schemas.clock import ExtendIn, GongIn, RedrawIn, ReopenIn, UndoIn, UndoPreviewOut
+from referees.api.schemas.common import DoneOut
 from referees.http.auth import SIGNED_IN
 
 router = Router()

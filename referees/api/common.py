@@ -10,8 +10,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy
 
-from referees.api.schemas import ErrorOut
 from referees.http.auth import Caller, caller_of
+from referees.http.schemas import ErrorOut
 from referees.kernel.access import tournament_get, user_judges
 from referees.kernel.core import Actor
 from referees.kernel.visibility import Viewer

@@ -10,7 +10,8 @@ from ninja import Router
 
 from referees import services
 from referees.api.common import ERRORS, done, judge_of
-from referees.api.schemas import ArmyCorrectionIn, ControlCorrectionIn, DoneOut
+from referees.api.schemas.common import DoneOut
+from referees.api.schemas.corrections import ArmyCorrectionIn, ControlCorrectionIn
 from referees.http.auth import SIGNED_IN
 from referees.kernel.access import tournament_get
 

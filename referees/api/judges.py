@@ -9,7 +9,7 @@ from django.utils import timezone
 from ninja import Router, Status
 
 from referees.api.common import ERRORS, judge_of
-from referees.api.schemas import JudgeIn, JudgeOut
+from referees.api.schemas.judges import JudgeIn, JudgeOut
 from referees.http.auth import SIGNED_IN
 from referees.services import judges as judging
 from sl5r.public_url import public_url

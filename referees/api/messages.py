@@ -15,7 +15,12 @@ from ninja.params.functions import Query
 
 from referees import services
 from referees.api.common import ERRORS, judge_of, player_of, viewer_of
-from referees.api.schemas import AnnouncementIn, AnnouncementOut, InstructionIn, InstructionOut
+from referees.api.schemas.messages import (
+    AnnouncementIn,
+    AnnouncementOut,
+    InstructionIn,
+    InstructionOut,
+)
 from referees.http.auth import ANYONE, SIGNED_IN, caller_of
 from referees.http.ratelimit import rate_limit
 from referees.kernel.access import tournament_get

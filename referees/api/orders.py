@@ -12,7 +12,7 @@ from ninja import Router
 
 from referees import services
 from referees.api.common import ERROR_NOT_PLAYER, ERRORS, judge_of, player_of
-from referees.api.schemas import OrderIn, OrderOut, SwapChoiceIn
+from referees.api.schemas.orders import OrderIn, OrderOut, SwapChoiceIn
 from referees.http.auth import CLAIMED, SIGNED_IN, caller_of, caller_recheck
 from referees.http.ratelimit import rate_limit
 from referees.kernel.core import TournamentError

@@ -10,18 +10,17 @@ from ninja import Router, Status
 
 from referees import services
 from referees.api.common import ERRORS, done, judge_of
-from referees.api.schemas import (
-    DoneOut,
-    ErrorOut,
+from referees.api.schemas.common import DoneOut, PlayerLinkOut
+from referees.api.schemas.players import (
     PlayerChangeIn,
     PlayerIn,
-    PlayerLinkOut,
     PlayerReplaceIn,
     RosterErrorOut,
     RosterIn,
     RosterOut,
 )
 from referees.http.auth import SIGNED_IN
+from referees.http.schemas import ErrorOut
 from referees.kernel.access import player_get, player_link_row, tournament_get, tournament_players
 from referees.kernel.core import unit_of_work
 from referees.services import roster

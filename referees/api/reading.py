@@ -14,7 +14,7 @@ from ninja import Router
 from ninja.params.functions import Query
 
 from referees.api.common import ERRORS, judge_of, viewer_of
-from referees.api.schemas import CampaignMapOut, CaseFileOut, LogExportOut, LogOut, StateOut
+from referees.api.schemas.reading import CampaignMapOut, CaseFileOut, LogExportOut, LogOut, StateOut
 from referees.http.auth import ANYONE, SIGNED_IN, caller_of
 from referees.kernel.access import tournament_get
 from referees.kernel.core import TournamentError

@@ -15,7 +15,7 @@ from ninja.params.functions import Query
 
 from referees import services
 from referees.api.common import ERRORS, judge_of
-from referees.api.schemas import (
+from referees.api.schemas.setup import (
     LineupOut,
     MapIn,
     MapOut,

@@ -12,7 +12,8 @@ from ninja import Router
 
 from referees import services
 from referees.api.common import ERRORS, done, judge_of
-from referees.api.schemas import ClanId, DoneOut, PositionsIn, VenueAddressIn
+from referees.api.schemas.common import ClanId, DoneOut
+from referees.api.schemas.start import PositionsIn, VenueAddressIn
 from referees.http.auth import SIGNED_IN, caller_of
 from referees.kernel.access import player_declares_for, tournament_get, user_judges
 from referees.kernel.core import Actor

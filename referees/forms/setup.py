@@ -1,8 +1,8 @@
 """The form of a tournament's settings, on the new-tournament page and on its settings page.
 
 It checks what a browser sends for form only (numbers, a map file that is a JSON map, a
-time in the chosen zone), as ``referees.api.schemas`` does for the API; whether the settings
-make sense is ``referees.services``'s decision, and ``add_refusal`` shows each of its
+time in the chosen zone), as ``referees.api.schemas.setup`` does for the API; whether the
+settings make sense is ``referees.services``'s decision, and ``add_refusal`` shows each of its
 refusals next to the field it names. An uploaded map is read by the rules engine
 (``map_from_dict``), as ``manage.py loadmap`` and the API read it, and each problem found
 is one line, named as ``loadmap`` names it (``file: place: problem``).

@@ -39,15 +39,10 @@ from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.reading.history import resolved_turn_numbers, turn_history
 from referees.reading.state import tournament_state
 from referees.services import tournament_clans
-from referees.texts.log import (
-    LOG_KINDS,
-    LogContext,
-    battle_casualties_text,
-    battle_outcome_text,
-    log_context,
-    log_who,
-    rejection_text,
-)
+from referees.texts.log import LOG_KINDS, log_context, log_who
+from referees.texts.log_battles import battle_casualties_text, battle_outcome_text
+from referees.texts.log_turns import rejection_text
+from referees.texts.log_words import LogContext
 from referees.texts.words import state_turn_words
 from sl5r.public_url import public_url as page_public_url
 from sl5r.public_url import qr_svg, site_url_current
@@ -127,7 +122,7 @@ JUDGE_STRINGS: dict[str, Promise] = {
     "orders_given": gettext_lazy("%(given)s of %(expected)s ordered"),
     "orders_waiting": gettext_lazy("no order yet: %(armies)s"),
     "by_judge": gettext_lazy("entered by a judge"),
-    # Who gave an order, in the log's words (log_texts.log_who): judge.js whoText.
+    # Who gave an order, in the log's words (referees.texts.log.log_who): judge.js whoText.
     "judge_named": gettext_lazy("judge %(name)s"),
     "player_named": gettext_lazy("%(name)s (%(role)s, %(clan)s)"),
     "deadline_at": gettext_lazy("Deadline: %(time)s"),

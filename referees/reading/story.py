@@ -31,14 +31,10 @@ from referees.kernel.visibility import Viewer
 from referees.models import Tournament
 from referees.reading.history import resolved_turn_numbers, score_history, turn_history
 from referees.reading.log import turn_case
-from referees.texts.log import (
-    LogContext,
-    battle_casualties_text,
-    battle_outcome_text,
-    log_context,
-    order_words,
-    rejection_text,
-)
+from referees.texts.log import log_context
+from referees.texts.log_battles import battle_casualties_text, battle_outcome_text
+from referees.texts.log_turns import rejection_text
+from referees.texts.log_words import LogContext, order_words
 from sl5r.rules.clans import CLANS
 from sl5r.rules.scoring import score_breakdown
 from strategic_map.board import Board

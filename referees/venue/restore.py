@@ -33,7 +33,8 @@ from django.db.migrations.executor import MigrationExecutor
 from referees.kernel.core import Actor, log_write, unit_of_work
 from referees.models import Tournament
 from referees.services import clock_pause
-from referees.texts.log import log_context, order_words
+from referees.texts.log import log_context
+from referees.texts.log_words import order_words
 from referees.venue.backups import (
     SQLITE_ENGINE,
     BackupRefused,

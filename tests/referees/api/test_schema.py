@@ -18,7 +18,7 @@ from ninja.responses import NinjaJSONEncoder
 from battles.models import Battle
 from battles.selectors import battle_detail
 from battles.web.schemas import BattleOut
-from referees.api.schemas import StateOut
+from referees.api.schemas.reading import StateOut
 from referees.kernel.visibility import Viewer
 from referees.reading.log import turn_case
 from sl5r.api_errors import ERROR_STATUS

@@ -18,7 +18,9 @@ from django.utils.translation import override
 from referees import services
 from referees.models import LogEntry, Player
 from referees.services import roster
-from referees.texts.log import SENTENCES, TURN_SENTENCES, LogContext, log_kind, log_text
+from referees.texts.log import SENTENCES, log_kind, log_text
+from referees.texts.log_turns import TURN_SENTENCES
+from referees.texts.log_words import LogContext
 from tests.battles.conftest import fight, lose_provinces, meet, move, resolve
 from tests.referees.conftest import Api, Game
 
