@@ -17,6 +17,11 @@ class RefereesConfig(AppConfig):
         # which cannot import them: they sit at the top of the stack.
         import referees.live.events  # noqa: F401
         from referees.kernel.core import frame_signals_connect
+        from referees.venue.backup_signals import backups_connect
+
+        # At a venue, the backups follow the same signal (and the kernel's record_changed),
+        # after the live updates: a change's event goes out before its backup is written.
+        backups_connect()
 
         # Saved players, armies, turns and campaigns start a new order frame, whoever saved
         # them (referees/kernel/core.py, frame_row_saved).

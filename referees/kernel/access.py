@@ -19,11 +19,10 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.translation import gettext, gettext_noop
 
-from referees.kernel.core import TournamentError, unit_of_work
+from referees.kernel.core import TournamentError, record_changed, unit_of_work
 from referees.kernel.tokens import PlayerClaim, player_token
 from referees.kernel.visibility import clan_roles, player_row
 from referees.models import JudgeKey, Player, Tournament
-from referees.venue.backups import backup_on_commit
 from sl5r.public_url import public_url
 from sl5r.rules.roles import Role
 from strategic_map.models import Map
@@ -152,7 +151,7 @@ def judge_key_create(*, user: User, label: str = "") -> IssuedKey:
     key = JUDGE_KEY_PREFIX + secrets.token_urlsafe(32)
     judge_key = JudgeKey.objects.create(user=user, label=label.strip(), key_hash=_key_hash(key))
     # A key made mid-event must survive the laptop (referees/venue/backups.py).
-    backup_on_commit(reason="judge_key")
+    record_changed.send(sender=JudgeKey, reason="judge_key")
     return IssuedKey(judge_key=judge_key, key=key)
 
 

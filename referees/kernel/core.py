@@ -9,7 +9,8 @@ One operation is one unit of work (``unit_of_work``): however many changes it an
 a turn resolution announces the turn and its battle tables — the tournament's version grows
 once and one event goes out, after commit, through the ``tournament_changed`` signal. The
 kernel does not know who listens: ``referees.live.events`` (the live updates) connects to it when
-the app is ready, so that nothing here imports the transport.
+the app is ready, and so does ``referees.venue.backup_signals`` (with ``record_changed``, for the
+changes no watcher hears of), so that nothing here imports the layers above.
 """
 
 from __future__ import annotations
@@ -32,13 +33,20 @@ from django.utils.translation import gettext as _
 
 from referees.kernel.prepared_sql import statement_run, statements_pipelined
 from referees.models import LogEntry, Player, Tournament
-from referees.venue.backups import backup_on_commit, backup_soon_on_commit
 from strategic_map.models import Army, Campaign, Turn
 
 tournament_changed = Signal()
 """Sent once per committed unit of work that changed a tournament, with ``tournament_id``,
 ``version`` (the new one), ``kind`` (the last change announced: what the event says),
 ``kinds`` (every change, in order) and ``data`` (what the announcements passed, merged)."""
+
+record_changed = Signal()
+"""Sent, inside its transaction, by a change that watchers do not hear of but that a venue
+must not lose: a judge's account or API key, a join link, a judge's paper order. With
+``reason`` (``judges``, ``judge_key``, ``join_link``, ``paper_order``); the sender is the
+model whose row changed (the user model, ``JudgeKey``, ``Player``, ``Tournament``). A
+listener that acts on the committed change waits for the commit itself
+(``transaction.on_commit``)."""
 
 
 class TournamentError(ValueError):
@@ -128,24 +136,6 @@ def log_line(
     )
 
 
-# The changes a venue backs up once committed (referees/venue/backups.py): the start, the board,
-# the clock, the tables and the judges' announcements. Not a General's order or a Daimyo's
-# instruction, which come up to 48 a second; a judge's paper order is backed up in
-# ``_order_for``.
-BACKUP_KINDS = frozenset(
-    {
-        "phase",
-        "positions",
-        "turn_resolved",
-        "turn_undone",
-        "correction",
-        "clock",
-        "battle",
-        "announcement",
-    }
-)
-
-
 # The changes that leave what an order is checked against as it was (``frame_version``):
 # orders themselves, a Daimyo's instructions, a judge's announcements, calls for a judge
 # and check-ins.
@@ -225,7 +215,8 @@ _UNIT: ContextVar[Unit | None] = ContextVar("sl5r_unit_of_work", default=None)
 @contextmanager
 def unit_of_work() -> Iterator[None]:
     """One operation: a transaction in which every ``announce`` of a tournament counts as
-    one change — one version, one event after commit, one backup.
+    one change — one version, one ``tournament_changed`` after commit (the live event and,
+    at a venue, the backup).
 
     Used as ``with unit_of_work():`` or as the decorator ``@unit_of_work()`` in place of
     ``@transaction.atomic``. A unit inside another (a turn resolution opening battle
@@ -249,12 +240,6 @@ def unit_of_work() -> Iterator[None]:
                 unit.pipeline.close()
             for change in unit.changes.values():
                 transaction.on_commit(change.send)
-                reasons = [kind for kind in change.kinds if kind in BACKUP_KINDS]
-                if reasons:
-                    backup_on_commit(reason=reasons[-1])
-                else:
-                    # An order, a count at a table: acknowledged, so in a backup within 2 s.
-                    backup_soon_on_commit()
     finally:
         _UNIT.reset(token)
 

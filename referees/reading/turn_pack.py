@@ -222,35 +222,51 @@ def _stored(turn: Turn, code_of: dict[int, str]) -> dict[str, StoredOrder]:
     }
 
 
-def turn_pack(*, tournament: Tournament) -> TurnPack:
-    """The open turn's pack: every General's slip, and the judges' board (issue 32).
+_CLAN_RANK = {clan: index for index, clan in enumerate(CLANS)}
 
-    Refused (``not_running``) unless the turns are running and one is open.
-    """
-    campaign = tournament.campaign
-    turn = campaign_open_turn(campaign) if tournament.phase == Tournament.Phase.RUNNING else None
+
+def _rank(clan: str | None) -> int:
+    """Where a clan comes in the pack: in the order of ``CLANS``, unknown clans last."""
+    return _CLAN_RANK.get(clan or "", len(CLANS))
+
+
+def _open_turn(tournament: Tournament) -> Turn:
+    """The turn the pack is made for; refused (``not_running``) when there is none."""
+    turn = (
+        campaign_open_turn(tournament.campaign)
+        if tournament.phase == Tournament.Phase.RUNNING
+        else None
+    )
     if turn is None:
         raise refusal(
             _("The turn pack is made for the open turn: the turns are not running now."),
             "not_running",
         )
-    state = campaign_turn_state(campaign, turn=turn.number)
-    game_map = state.game_map
-    name = {pid: p.name for pid, p in game_map.provinces.items()}
-    on_board = {a.id: a for a in state.armies}
-    roles = clan_roles(tournament)
+    return turn
+
+
+def _seated_generals(tournament: Tournament, on_board: dict[str, RulesArmy]) -> list[Player]:
+    """The Generals whose army is on the board, in the slips' order: clan, then army code."""
     generals = (
         Player.objects.filter(tournament=tournament, role=Player.Role.GENERAL, army__isnull=False)
         .select_related("army")
         .only("id", "name", "clan", "army__code", "army__clan")
     )
-    clan_rank = {clan: index for index, clan in enumerate(CLANS)}
-    seated = sorted(
+    return sorted(
         (p for p in generals if p.army is not None and p.army.code in on_board),
-        key=lambda p: (clan_rank.get(p.clan, len(CLANS)), p.army.code if p.army else ""),
+        key=lambda p: (_rank(p.clan), p.army.code if p.army else ""),
     )
-    general_of = {p.army.code: p.name for p in seated if p.army is not None}
 
+
+def _slips(
+    state: TurnState,
+    on_board: dict[str, RulesArmy],
+    seated: list[Player],
+    roles: dict[str, list[Role]],
+    name: dict[str, str],
+) -> tuple[tuple[Slip, ...], dict[str, dict[str, tuple[str, str]]]]:
+    """Every seated General's slip; and, for the judges, the choices of a blind General's
+    slip that the turn would refuse as the board stands (R1.1)."""
     slips: list[Slip] = []
     refused: dict[str, dict[str, tuple[str, str]]] = {}
     for player in seated:
@@ -283,9 +299,15 @@ def turn_pack(*, tournament: Tournament) -> TurnPack:
                         rejection.code,
                         rejection.text,
                     )
+    return tuple(slips), refused
 
-    armies = sorted(state.armies, key=lambda a: (clan_rank.get(a.clan, len(CLANS)), a.id))
-    board_armies = tuple(
+
+def _board_armies(
+    state: TurnState, general_of: dict[str, str], name: dict[str, str]
+) -> tuple[BoardArmy, ...]:
+    """The judges' board: every army, clan by clan, with its General."""
+    armies = sorted(state.armies, key=lambda a: (_rank(a.clan), a.id))
+    return tuple(
         BoardArmy(
             code=a.id,
             clan=a.clan,
@@ -297,7 +319,11 @@ def turn_pack(*, tournament: Tournament) -> TurnPack:
         )
         for a in armies
     )
-    provinces = tuple(
+
+
+def _board_provinces(state: TurnState) -> tuple[BoardProvince, ...]:
+    """Every province and who holds it: the clans' homes in clan order, then the rest."""
+    return tuple(
         sorted(
             (
                 BoardProvince(
@@ -308,15 +334,27 @@ def turn_pack(*, tournament: Tournament) -> TurnPack:
                     impassable=p.impassable,
                     controller=state.control.get(p.id),
                 )
-                for p in game_map.provinces.values()
+                for p in state.game_map.provinces.values()
             ),
-            key=lambda p: (
-                p.home_clan is None,
-                clan_rank.get(p.home_clan or "", len(CLANS)),
-                p.name,
-            ),
+            key=lambda p: (p.home_clan is None, _rank(p.home_clan), p.name),
         )
     )
+
+
+def turn_pack(*, tournament: Tournament) -> TurnPack:
+    """The open turn's pack: every General's slip, and the judges' board (issue 32).
+
+    Refused (``not_running``) unless the turns are running and one is open.
+    """
+    campaign = tournament.campaign
+    turn = _open_turn(tournament)
+    state = campaign_turn_state(campaign, turn=turn.number)
+    name = {pid: p.name for pid, p in state.game_map.provinces.items()}
+    on_board = {a.id: a for a in state.armies}
+    roles = clan_roles(tournament)
+    seated = _seated_generals(tournament, on_board)
+    general_of = {p.army.code: p.name for p in seated if p.army is not None}
+    slips, refused = _slips(state, on_board, seated, roles, name)
     tables = tuple(
         row
         for row in battles_visible(tournament=tournament, viewer=Viewer.judge())
@@ -330,9 +368,9 @@ def turn_pack(*, tournament: Tournament) -> TurnPack:
         paused=tournament.paused,
         paused_remaining=tournament.paused_remaining,
         commitment=turn.commitment,
-        slips=tuple(slips),
-        armies=board_armies,
-        provinces=provinces,
+        slips=slips,
+        armies=_board_armies(state, general_of, name),
+        provinces=_board_provinces(state),
         tables=tables,
         orders=_stored(turn, code_of),
         refused=refused,

@@ -180,6 +180,17 @@ def _undo_items(tournament: Tournament, last: Turn) -> list[UndoItem]:
     def name(province: str) -> str:
         return provinces[province].name if province in provinces else province
 
+    items = _undo_order_items(tournament, last, name)
+    if last.resolved_at is not None:
+        items.extend(_undo_log_items(tournament, last, last.resolved_at, name))
+    items.sort(key=lambda item: item.at)
+    return items
+
+
+def _undo_order_items(
+    tournament: Tournament, last: Turn, name: Callable[[str], str]
+) -> list[UndoItem]:
+    """The orders given in the turn opened after ``last``, oldest first."""
     generals = {
         p.army_id: p for p in Player.objects.filter(tournament=tournament, army__isnull=False)
     }
@@ -211,55 +222,62 @@ def _undo_items(tournament: Tournament, last: Turn) -> list[UndoItem]:
                 army=order.army.code,
             )
         )
-    if last.resolved_at is not None:
-        # Only the tables this resolution opened or changed go back (battles_undo); play at
-        # any other table since stays as it is.
-        snapshot = TableSnapshot.objects.filter(tournament=tournament, turn=last.number).first()
-        tables = {str(pk) for pk in snapshot.opened} | set(snapshot.tables) if snapshot else set()
-        since = LogEntry.objects.filter(tournament=tournament, at__gte=last.resolved_at).filter(
-            Q(action__in=CORRECTION_ACTIONS) | Q(action__startswith="battle_")
-        )
-        entries = list(since.order_by("at", "pk"))
-        # A stop by "End the game" that a reopening took back is no change to discard.
-        resumed = {str(e.data.get("battle")) for e in entries if e.action == "battle_resumed"}
-        for entry in entries:
-            if (
-                entry.action not in CORRECTION_ACTIONS
-                and str(entry.data.get("battle")) not in tables
-            ):
-                continue
-            if (
-                entry.action in ("battle_stopped", "battle_resumed")
-                and str(entry.data.get("battle")) in resumed
-            ):
-                continue
-            if entry.action in CORRECTION_ACTIONS:
-                kind, text = "correction", _correction_text(entry, name)
-                if entry.reason:
-                    text = _("%(change)s (because: %(reason)s)") % {
-                        "change": text,
-                        "reason": entry.reason,
-                    }
-            else:
-                word = BATTLE_ACTION_WORDS.get(entry.action, entry.action)
-                kind = "battle"
-                text = _("table in %(province)s: %(what)s") % {
-                    "province": name(str(entry.data.get("province", ""))),
-                    "what": word,
-                }
-            items.append(
-                UndoItem(
-                    kind=kind,
-                    action=entry.action,
-                    who=_who(entry.actor),
-                    at=entry.at,
-                    text=text,
-                    army=str(entry.data.get("army") or ""),
-                    province=str(entry.data.get("province") or ""),
-                )
-            )
-    items.sort(key=lambda item: item.at)
     return items
+
+
+def _undo_log_items(
+    tournament: Tournament, last: Turn, resolved_at: datetime, name: Callable[[str], str]
+) -> list[UndoItem]:
+    """The judges' corrections since ``last`` was resolved (at ``resolved_at``), and the
+    actions at the tables its resolution opened or changed, in the log's order."""
+    # Only the tables this resolution opened or changed go back (battles_undo); play at
+    # any other table since stays as it is.
+    snapshot = TableSnapshot.objects.filter(tournament=tournament, turn=last.number).first()
+    tables = {str(pk) for pk in snapshot.opened} | set(snapshot.tables) if snapshot else set()
+    since = LogEntry.objects.filter(tournament=tournament, at__gte=resolved_at).filter(
+        Q(action__in=CORRECTION_ACTIONS) | Q(action__startswith="battle_")
+    )
+    entries = list(since.order_by("at", "pk"))
+    # A stop by "End the game" that a reopening took back is no change to discard.
+    resumed = {str(e.data.get("battle")) for e in entries if e.action == "battle_resumed"}
+    items: list[UndoItem] = []
+    for entry in entries:
+        if entry.action not in CORRECTION_ACTIONS and str(entry.data.get("battle")) not in tables:
+            continue
+        if (
+            entry.action in ("battle_stopped", "battle_resumed")
+            and str(entry.data.get("battle")) in resumed
+        ):
+            continue
+        items.append(_undo_log_item(entry, name))
+    return items
+
+
+def _undo_log_item(entry: LogEntry, name: Callable[[str], str]) -> UndoItem:
+    """One correction or table action, as the undo's list says it."""
+    if entry.action in CORRECTION_ACTIONS:
+        kind, text = "correction", _correction_text(entry, name)
+        if entry.reason:
+            text = _("%(change)s (because: %(reason)s)") % {
+                "change": text,
+                "reason": entry.reason,
+            }
+    else:
+        word = BATTLE_ACTION_WORDS.get(entry.action, entry.action)
+        kind = "battle"
+        text = _("table in %(province)s: %(what)s") % {
+            "province": name(str(entry.data.get("province", ""))),
+            "what": word,
+        }
+    return UndoItem(
+        kind=kind,
+        action=entry.action,
+        who=_who(entry.actor),
+        at=entry.at,
+        text=text,
+        army=str(entry.data.get("army") or ""),
+        province=str(entry.data.get("province") or ""),
+    )
 
 
 def _ended_with_a_turn_unplayed(tournament: Tournament, last: Turn) -> bool:

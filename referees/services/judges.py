@@ -32,10 +32,16 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
 from referees.kernel.access import IssuedKey, judge_key_create
-from referees.kernel.core import Actor, log_write, refusal, tournament_lock, unit_of_work
+from referees.kernel.core import (
+    Actor,
+    log_write,
+    record_changed,
+    refusal,
+    tournament_lock,
+    unit_of_work,
+)
 from referees.kernel.names import name_checked
 from referees.models import JudgeKey, Tournament
-from referees.venue.backups import backup_on_commit
 
 MAX_KEY_LABEL = 120
 
@@ -223,7 +229,7 @@ def judge_add(*, tournament_id: int, username: str, actor: Actor, now: datetime)
         judge=user.get_username(),
         user=user.pk,
     )
-    backup_on_commit(reason="judges")
+    record_changed.send(sender=User, reason="judges")
     return user
 
 
@@ -254,7 +260,7 @@ def judge_invite(
         judge=user.get_username(),
         user=user.pk,
     )
-    backup_on_commit(reason="judges")
+    record_changed.send(sender=User, reason="judges")
     return _invitation(user)
 
 
@@ -327,7 +333,7 @@ def judge_remove(*, tournament_id: int, user_id: int, actor: Actor, now: datetim
         judge=user.get_username(),
         user=user.pk,
     )
-    backup_on_commit(reason="judges")
+    record_changed.send(sender=User, reason="judges")
 
 
 # --- Accounts (manage.py createjudge) --------------------------------------------------------
@@ -352,7 +358,7 @@ def judge_account_create(*, username: str, password: str) -> User:
     user: User = user_model._default_manager.create_user(
         **{user_model.USERNAME_FIELD: name}, password=password
     )
-    backup_on_commit(reason="judges")
+    record_changed.send(sender=User, reason="judges")
     return user
 
 
@@ -363,7 +369,7 @@ def judge_account_password_set(*, username: str, password: str) -> User:
     _refuse_weak_password(password, user)
     user.set_password(password)
     user.save(update_fields=["password"])
-    backup_on_commit(reason="judges")
+    record_changed.send(sender=User, reason="judges")
     return user
 
 
@@ -415,5 +421,5 @@ def judge_key_revoke(
         key_id=judge_key.pk,
         label=judge_key.label,
     )
-    backup_on_commit(reason="judge_key")
+    record_changed.send(sender=JudgeKey, reason="judge_key")
     return judge_key

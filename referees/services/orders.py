@@ -17,6 +17,7 @@ from referees.kernel.core import (
     TournamentError,
     announce,
     log_line,
+    record_changed,
     refusal,
     tournament_lock,
     tournament_lock_light,
@@ -28,7 +29,6 @@ from referees.kernel.tokens import PlayerClaim
 from referees.models import LogEntry, Player, Tournament
 from referees.services.order_frame import Frame, Seat, order_frame
 from referees.texts.words import order_refusal_text
-from referees.venue.backups import backup_on_commit
 from sl5r.rules.roles import (
     Role,
     role_visibility,
@@ -209,7 +209,7 @@ def _order_for(
     row_insert(_order_log_line(tournament, prepared, actor))
     _orders_announce(tournament, frame, [prepared])
     if actor.judge:
-        backup_on_commit(reason="paper_order")
+        record_changed.send(sender=Tournament, reason="paper_order")
     return prepared
 
 

@@ -21,6 +21,7 @@ from referees.kernel.core import (
     TournamentError,
     announce,
     log_write,
+    record_changed,
     refusal,
     tournament_lock,
     unit_of_work,
@@ -35,7 +36,6 @@ from referees.kernel.lineups import (
 from referees.kernel.names import name_checked, name_key
 from referees.kernel.tokens import player_token
 from referees.models import Player, Tournament
-from referees.venue.backups import backup_on_commit
 from sl5r.public_url import site_url_choose
 from sl5r.rules.clans import CLANS, is_clan
 from sl5r.rules.mapgraph import GameMap, map_from_dict
@@ -459,7 +459,7 @@ def player_token_reissue(*, player: Player, actor: Actor, now: datetime) -> str:
     log_write(
         player.tournament, actor=actor, action="join_link_reissued", now=now, player=player.pk
     )
-    backup_on_commit(reason="join_link")
+    record_changed.send(sender=Player, reason="join_link")
     return player_token(player)
 
 
@@ -468,7 +468,7 @@ def player_token_revoke(*, player: Player, actor: Actor, now: datetime) -> None:
     player.token_nonce = ""
     player.save(update_fields=["token_nonce"])
     log_write(player.tournament, actor=actor, action="join_link_revoked", now=now, player=player.pk)
-    backup_on_commit(reason="join_link")
+    record_changed.send(sender=Player, reason="join_link")
 
 
 VENUE = Actor(label="the venue")

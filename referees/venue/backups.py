@@ -2,9 +2,9 @@
 
 A laptop can die; the tournament must not. While a venue is served (``SL5R_BACKUP_DIR`` set,
 SQLite the database), every change that moves the game on (a resolved turn, a judge's
-correction, paper order, undo, the start …; ``referees.services`` says which) is followed,
-once committed, by a backup in that folder; every other acknowledged change (a General's
-order, a battle table's count, an instruction) is in a backup within two seconds
+correction, paper order, undo, the start …; ``referees.venue.backup_signals`` says which) is
+followed, once committed, by a backup in that folder; every other acknowledged change (a
+General's order, a battle table's count, an instruction) is in a backup within two seconds
 (``backup_soon``: one backup at most every ``BACKUP_SOON_SECONDS`` while changes come, written
 by a thread of its own so that no request waits for it). A backup is one zip holding
 
@@ -25,8 +25,9 @@ line and never fails the change that asked for it.
 ``backup_read`` checks a file the other way (every part, before anything is touched) for
 ``referees.venue.restore``, which puts it in place on another laptop.
 
-This module sits under the services: it reads settings and the models' table names and
-imports nothing that changes a tournament.
+The kernel does not call this module: ``referees.venue.backup_signals`` listens to the
+kernel's signals and asks for the backups. So it sits above the services, beside the restore,
+and imports nothing that changes a tournament.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def backup_directory() -> Path | None:
 def backup_on_commit(*, reason: str) -> None:
     """Write a backup once the current transaction commits (at once outside one).
 
-    Called by the services for the changes a venue must not lose. The backup runs after
+    For the changes a venue must not lose (``referees.venue.backup_signals``). The backup runs after
     the commit, so it holds the change and is never part of the request's transaction;
     if it fails, one line is logged and the change stands.
     """

@@ -8,9 +8,10 @@ the caller passes and is written into the state (R11). The decisions are in docs
 from __future__ import annotations
 
 import copy
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from ..clans import is_clan
 from ..errors import RulesInputError
@@ -243,6 +244,63 @@ def action_apply(
     s["actions"] += 1
     handlers[kind](s, action, by, context)
     return s
+
+
+class TableGame(ABC):
+    """What every game at a battle table does alike: take an action (``action_apply``) and
+    take in reinforcements (R8) as far as checking and counting them. A game says the rest:
+    its actions, who sits at its table, what it refuses and where newcomers sit."""
+
+    name: str
+    handlers: ClassVar[Mapping[str, Handler]]
+    fields: ClassVar[Mapping[str, Collection[str]]]
+
+    @abstractmethod
+    def table_armies(self, s: State) -> list[str]:
+        """The armies at the table, in seating order."""
+
+    @abstractmethod
+    def action_refusal(self, s: State, kind: str, by: str) -> str | None:
+        """Why ``by`` may not take an action of ``kind`` now; None when he may."""
+
+    @abstractmethod
+    def newcomers_seat(self, s: State, newcomers: Sequence[Entrant], ctx: Context) -> None:
+        """Seat checked reinforcements in ``s``, a copy already counting the call (R8)."""
+
+    def act(
+        self,
+        state: Mapping[str, Any],
+        action: Mapping[str, Any],
+        *,
+        rng: RandomSource,
+        rng_label: str = "system",
+    ) -> dict[str, Any]:
+        return action_apply(
+            state,
+            action,
+            game=self.name,
+            handlers=self.handlers,
+            fields=self.fields,
+            armies=self.table_armies,
+            refusal=self.action_refusal,
+            context=Context(rng, rng_label),
+        )
+
+    def reinforce(
+        self,
+        state: Mapping[str, Any],
+        *,
+        entrants: Sequence[Entrant],
+        rng: RandomSource,
+        rng_label: str = "system",
+    ) -> dict[str, Any]:
+        s = state_copy(state, self.name)
+        if s["stage"] == "over":
+            raise GameError("reinforce", "the battle is over")
+        checked = entrants_check(entrants, taken=self.table_armies(s))
+        s["actions"] += 1
+        self.newcomers_seat(s, checked, Context(rng, rng_label))
+        return s
 
 
 def state_check(state: Mapping[str, Any], game: str) -> Mapping[str, Any]:

@@ -20,8 +20,8 @@ from .base import (
     GameError,
     Handler,
     State,
+    TableGame,
     TableOutcome,
-    action_apply,
     draw_order,
     entrants_check,
     log,
@@ -34,7 +34,6 @@ from .base import (
     read_choice,
     read_int,
     state_check,
-    state_copy,
 )
 
 PHASES: Final = ("starting", "main", "end")
@@ -304,11 +303,13 @@ HANDLERS: Final[Mapping[str, Handler]] = {
 # --- the game ------------------------------------------------------------------------------
 
 
-class BushidoGame:
+class BushidoGame(TableGame):
     """Bushido at a battle table (R14); every method is pure."""
 
     name: str = "bushido"
     title: str = "Bushido"
+    handlers = HANDLERS
+    fields = FIELDS
 
     def open(
         self,
@@ -350,49 +351,23 @@ class BushidoGame:
         log(s, "open", "table", f"{clans[0]} faces {clans[1]}; waiting: {names(clans[2:])}")
         return s
 
-    def act(
-        self,
-        state: Mapping[str, Any],
-        action: Mapping[str, Any],
-        *,
-        rng: RandomSource,
-        rng_label: str = "system",
-    ) -> dict[str, Any]:
-        return action_apply(
-            state,
-            action,
-            game=self.name,
-            handlers=HANDLERS,
-            fields=FIELDS,
-            armies=_armies,
-            refusal=_refusal,
-            context=Context(rng, rng_label),
-        )
+    def table_armies(self, s: State) -> list[str]:
+        return _armies(s)
 
-    def reinforce(
-        self,
-        state: Mapping[str, Any],
-        *,
-        entrants: Sequence[Entrant],
-        rng: RandomSource,
-        rng_label: str = "system",
-    ) -> dict[str, Any]:
-        s = state_copy(state, self.name)
-        if s["stage"] == "over":
-            raise GameError("reinforce", "the battle is over")
-        checked = entrants_check(entrants, taken=_armies(s))
-        s["actions"] += 1
-        s["players"].extend({"army": e.army, "clan": e.clan} for e in checked)
+    def action_refusal(self, s: State, kind: str, by: str) -> str | None:
+        return _refusal(s, kind, by)
+
+    def newcomers_seat(self, s: State, newcomers: Sequence[Entrant], ctx: Context) -> None:
+        s["players"].extend({"army": e.army, "clan": e.clan} for e in newcomers)
         # A clan already fighting or waiting joins its own side; a new clan (or one whose
         # side has lost) queues behind the waiting sides, in a recorded random order.
         present = set(s["sides"]) | set(s["queue"])
-        new = list(dict.fromkeys(e.clan for e in checked if e.clan not in present))
+        new = list(dict.fromkeys(e.clan for e in newcomers if e.clan not in present))
         if len(new) > 1:
-            new, record = draw_order(rng, new, what="ladder", source=rng_label)
+            new, record = draw_order(ctx.rng, new, what="ladder", source=ctx.label)
             s["draws"].append(record)
         s["queue"].extend(new)
-        log(s, "reinforce", "table", f"{names([e.army for e in checked])} arrive (R8)")
-        return s
+        log(s, "reinforce", "table", f"{names([e.army for e in newcomers])} arrive (R8)")
 
     def outcome(self, state: Mapping[str, Any]) -> TableOutcome | None:
         return outcome_read(state_check(state, self.name))

@@ -20,8 +20,8 @@ from .base import (
     GameError,
     Handler,
     State,
+    TableGame,
     TableOutcome,
-    action_apply,
     draw_one,
     draw_order,
     entrants_check,
@@ -37,7 +37,6 @@ from .base import (
     read_int,
     sit_down,
     state_check,
-    state_copy,
 )
 
 PHASES: Final = ("straighten", "events", "action", "attack", "dynasty", "end")
@@ -596,11 +595,13 @@ HANDLERS: Final[Mapping[str, Handler]] = {
 # --- the game ------------------------------------------------------------------------------
 
 
-class L5RGame:
+class L5RGame(TableGame):
     """The L5R card game at a battle table (R13); every method is pure."""
 
     name: str = "l5r"
     title: str = "Legend of the Five Rings"
+    handlers = HANDLERS
+    fields = FIELDS
 
     def open(
         self,
@@ -641,48 +642,22 @@ class L5RGame:
         log(s, "open", "table", f"{sit_down(_armies(s))} at the table")
         return s
 
-    def act(
-        self,
-        state: Mapping[str, Any],
-        action: Mapping[str, Any],
-        *,
-        rng: RandomSource,
-        rng_label: str = "system",
-    ) -> dict[str, Any]:
-        return action_apply(
-            state,
-            action,
-            game=self.name,
-            handlers=HANDLERS,
-            fields=FIELDS,
-            armies=_armies,
-            refusal=_refusal,
-            context=Context(rng, rng_label),
-        )
+    def table_armies(self, s: State) -> list[str]:
+        return _armies(s)
 
-    def reinforce(
-        self,
-        state: Mapping[str, Any],
-        *,
-        entrants: Sequence[Entrant],
-        rng: RandomSource,
-        rng_label: str = "system",
-    ) -> dict[str, Any]:
-        s = state_copy(state, self.name)
-        if s["stage"] == "over":
-            raise GameError("reinforce", "the battle is over")
-        checked = entrants_check(entrants, taken=_armies(s))
-        ctx = Context(rng, rng_label)
-        s["actions"] += 1
-        arrived = names([e.army for e in checked])
+    def action_refusal(self, s: State, kind: str, by: str) -> str | None:
+        return _refusal(s, kind, by)
+
+    def newcomers_seat(self, s: State, newcomers: Sequence[Entrant], ctx: Context) -> None:
+        arrived = names([e.army for e in newcomers])
         if s["stage"] == SETUP:
             # Nobody has played yet: the newcomers are ordinary players and the seating is
             # drawn (or chosen) again for everyone.
-            s["players"].extend(_new_player(e, SETUP) for e in checked)
+            s["players"].extend(_new_player(e, SETUP) for e in newcomers)
             _seating_prepare(s, ctx)
             log(s, "reinforce", "table", f"{arrived} join the battle before it begins")
-            return s
-        for e in checked:
+            return
+        for e in newcomers:
             newcomer = _new_player(e, NEWCOMER)
             newcomer["bamboo_harvesters"] = True  # R13: a newcomer is never the starting player
             s["players"].append(newcomer)
@@ -690,11 +665,11 @@ class L5RGame:
             # The game is already frozen: they sit after the newcomers of this freeze, still
             # between the player who ended his turn and the one who was next (R8).
             production = s["production"]
-            newcomers = [e.army for e in checked]
-            order = _seat_newcomers(s, after=production["order"][-1], newcomers=newcomers, ctx=ctx)
+            codes = [e.army for e in newcomers]
+            order = _seat_newcomers(s, after=production["order"][-1], newcomers=codes, ctx=ctx)
             production["order"].extend(order)
             log(s, "reinforce", "table", f"{arrived} arrive during production (R8)")
-            return s
+            return
         s["frozen"] = True
         log(
             s,
@@ -702,7 +677,6 @@ class L5RGame:
             "table",
             f"{arrived} arrive; {s['current']} finishes his turn, then the game freezes (R8)",
         )
-        return s
 
     def outcome(self, state: Mapping[str, Any]) -> TableOutcome | None:
         return outcome_read(state_check(state, self.name))

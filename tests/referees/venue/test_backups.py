@@ -27,6 +27,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
+from referees.kernel.core import announce, tournament_lock, unit_of_work
 from referees.models import Player, Tournament
 from referees.services import Actor, OrderInput, army_correct, clock_tick, order_enter, order_give
 from referees.venue import backups
@@ -278,6 +279,29 @@ def test_changes_announced_in_one_transaction_make_one_backup(
 
     new = sorted(set(backup_list(directory=backup_dir)) - before)
     assert [p.name.rsplit("-", 1)[1] for p in new] == ["first.zip", "turn_resolved.zip"]
+
+
+@pytest.mark.parametrize("venue", [True, False], ids=["venue", "no-venue"])
+def test_a_tournament_change_asks_for_a_backup_through_the_kernels_signal(
+    venue: bool,
+    settings: Any,
+    running: Tournament,
+    backup_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kernel calls no backup (issue 41): ``referees.venue.backup_signals`` listens to its
+    ``tournament_changed``, connected in ``RefereesConfig.ready``, and writes one once the
+    change commits, at a venue only."""
+    if not venue:
+        settings.SL5R_BACKUP_DIR = None
+    written: list[str] = []
+    monkeypatch.setattr(backups, "backup_write", lambda **kwargs: written.append(kwargs["reason"]))
+
+    with unit_of_work():
+        announce(tournament_lock(running.pk), "clock")
+        assert written == [], "a backup before the commit"
+
+    assert written == (["clock"] if venue else [])
 
 
 def test_nothing_is_written_outside_a_venue(settings: Any, running: Tournament) -> None:
