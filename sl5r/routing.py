@@ -1,11 +1,8 @@
-"""Websocket routes of every app, gathered for ``sl5r.asgi``."""
+"""Websocket routes of every app, gathered for ``sl5r.asgi`` (only the tournaments' live
+updates have any: ``referees.routing``)."""
 
 from __future__ import annotations
 
 from referees.routing import websocket_urlpatterns as referees_websockets
-from strategic_map.routing import websocket_urlpatterns as strategic_map_websockets
 
-websocket_urlpatterns = [
-    *strategic_map_websockets,
-    *referees_websockets,
-]
+websocket_urlpatterns = [*referees_websockets]

@@ -23,11 +23,11 @@ from django.views.decorators.http import require_safe
 
 from battles.models import Battle
 from battles.selectors import battle_detail, battle_get, battles_visible
+from referees.http.refusals import judge_or_refusal, problem_page
 from referees.kernel.access import player_from_session, tournament_get, user_judges
 from referees.kernel.core import TournamentError
 from referees.kernel.visibility import Viewer
 from referees.models import JudgeCall, Player, Tournament
-from referees.pages.refusals import judge_or_refusal, problem_page
 from sl5r.rules.clans import CLANS
 from strategic_map.clans import clan_name
 

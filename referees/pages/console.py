@@ -26,6 +26,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from battles.selectors import battles_of_turn
+from referees.http.refusals import judge_or_refusal, problem_page
 from referees.kernel.access import (
     player_link_row,
     tournament_get,
@@ -35,7 +36,6 @@ from referees.kernel.access import (
 from referees.kernel.core import TournamentError
 from referees.kernel.visibility import Viewer
 from referees.models import Player, Tournament
-from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.reading.history import resolved_turn_numbers, turn_history
 from referees.reading.state import tournament_state
 from referees.services import tournament_clans

@@ -24,7 +24,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from referees.http.ratelimit import RateLimited, client_ip, rate_check, rate_hit
-from referees.pages.refusals import problem_page
+from referees.http.refusals import problem_page
 from referees.reading.homes import (
     judged_tournaments,
     tournaments_finished_recently,

@@ -16,6 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from referees.http.ratelimit import RateLimited, client_ip, rate_check, rate_hit
+from referees.http.refusals import judge_or_refusal, problem_page
 from referees.kernel.access import (
     player_from_session,
     player_join_link,
@@ -24,7 +25,6 @@ from referees.kernel.access import (
 )
 from referees.models import Player
 from referees.pages.players import player_page_url
-from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.services import player_from_token
 from referees.services.checkin import player_check_in
 from sl5r.public_url import qr_svg

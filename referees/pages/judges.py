@@ -25,10 +25,10 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_safe
 
+from referees.http.refusals import judge_or_refusal, problem_page
 from referees.kernel.access import user_judges
 from referees.kernel.core import Actor, TournamentError
 from referees.models import JudgeKey, Tournament
-from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.services.judges import (
     MAX_KEY_LABEL,
     JudgeInvitation,

@@ -28,9 +28,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from battles.models import Battle
+from referees.http.refusals import judge_or_refusal, problem_page
 from referees.kernel.core import TournamentError
 from referees.models import Tournament
-from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.reading.turn_pack import BoardArmy, Slip, SlipChoice, StoredOrder, TurnPack, turn_pack
 from referees.texts.words import order_refusal_text
 from sl5r.api_errors import error_status

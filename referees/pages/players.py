@@ -25,6 +25,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from referees.http.refusals import problem_page
 from referees.kernel.access import (
     player_declares_for,
     player_from_session,
@@ -35,7 +36,6 @@ from referees.kernel.core import TournamentError
 from referees.kernel.deadlines import tournament_clock
 from referees.kernel.visibility import Viewer, clan_roles
 from referees.models import Instruction, JudgeCall, Player, Tournament
-from referees.pages.refusals import problem_page
 from referees.reading.messages import visible_instructions
 from sl5r.api_errors import error_status
 from sl5r.rules.roles import Role, Visibility, role_visibility

@@ -37,11 +37,11 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from referees.http.refusals import problem_page
 from referees.kernel.access import tournament_get, user_judges
 from referees.kernel.core import TournamentError
 from referees.kernel.visibility import Viewer
 from referees.models import Tournament
-from referees.pages.refusals import problem_page
 from referees.reading.story import campaign_story, report_file_name, story_allowed
 from referees.texts.words import state_turn_words
 from strategic_map.clans import clan_name

@@ -24,11 +24,11 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from referees.http.refusals import judge_or_refusal, problem_page
 from referees.kernel.access import player_get, player_join_link
 from referees.kernel.core import Actor, TournamentError
 from referees.kernel.lineups import roles_text, tournament_shape
 from referees.models import Player, Tournament
-from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.services import tournament_clans
 from referees.services.roster import (
     RosterPreview,

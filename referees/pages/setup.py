@@ -25,11 +25,11 @@ from django.views.decorators.http import require_http_methods
 
 from referees import services
 from referees.forms.setup import TournamentForm, form_initial
+from referees.http.refusals import judge_or_refusal, problem_page
 from referees.kernel.access import map_get, user_may_create_tournament
 from referees.kernel.core import Actor, TournamentError, unit_of_work
 from referees.kernel.lineups import lineup_shape_for, role_count_text, roles_text, tournament_lineup
 from referees.models import Tournament
-from referees.pages.refusals import judge_or_refusal, problem_page
 from sl5r.api_errors import error_status
 from sl5r.rules.clans import CLANS
 from sl5r.rules.errors import MapError

@@ -21,7 +21,7 @@ from django.shortcuts import resolve_url
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from referees.pages.refusals import problem_page
+from referees.http.refusals import problem_page
 from referees.services.judges import welcome_link_account, welcome_tokens
 
 
