@@ -21,6 +21,7 @@ from referees.api.schemas import (
     RosterIn,
     RosterOut,
 )
+from referees.forms.roster import roster_lines
 from referees.http.auth import SIGNED_IN
 from referees.kernel.access import player_get, player_link_row, tournament_get, tournament_players
 from referees.kernel.core import unit_of_work
@@ -129,7 +130,7 @@ def player_register_bulk(
     General gets and every problem. ``dry_run`` stores nothing (200); otherwise all the
     players are stored (201) or none (422, the lines with their problems)."""
     tournament, actor = judge_of(request, tournament_id)
-    lines = roster.roster_lines(payload.lines, csv_format=payload.format == "csv")
+    lines = roster_lines(payload.lines, csv_format=payload.format == "csv")
     if payload.dry_run:
         preview = roster.roster_preview(tournament=tournament, lines=lines)
         return Status(

@@ -24,6 +24,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from referees.forms.roster import roster_csv_decode, roster_lines
 from referees.kernel.access import player_get, player_join_link
 from referees.kernel.core import Actor, TournamentError
 from referees.kernel.lineups import roles_text, tournament_shape
@@ -38,8 +39,6 @@ from referees.services.roster import (
     player_remove,
     player_rename,
     player_replace,
-    roster_csv_decode,
-    roster_lines,
     roster_preview,
     roster_register,
 )

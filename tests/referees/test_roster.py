@@ -1,5 +1,6 @@
-"""referees.services.roster: lists of players read, previewed under R1 and stored all at once
-or not at all; a player renamed, moved, removed or replaced, each logged; the API over them."""
+"""referees.forms.roster and referees.services.roster: lists of players read, previewed
+under R1 and stored all at once or not at all; a player renamed, moved, removed or
+replaced, each logged; the API over them."""
 
 from __future__ import annotations
 
@@ -10,6 +11,13 @@ import pytest
 from django.utils import timezone
 
 from referees import services
+from referees.forms.roster import (
+    MAX_TEXT,
+    roster_csv_decode,
+    roster_lines,
+    roster_parse,
+    roster_parse_csv,
+)
 from referees.kernel.core import TournamentError
 from referees.models import LogEntry, Player
 from referees.services import roster
@@ -22,7 +30,7 @@ pytestmark = pytest.mark.django_db
 
 
 def lines(text: str) -> list[roster.RosterLine]:
-    return roster.roster_parse(text)
+    return roster_parse(text)
 
 
 def count(game: Game) -> int:
@@ -92,11 +100,9 @@ def test_paste_ignores_a_byte_order_mark() -> None:
 
 
 def test_csv_with_a_header_a_bom_and_russian_clan_names() -> None:
-    text = roster.roster_csv_decode(
-        "\ufeffname,clan,role\nИван,Краб,Генерал\nАнна,Журавль,\n".encode()
-    )
+    text = roster_csv_decode("\ufeffname,clan,role\nИван,Краб,Генерал\nАнна,Журавль,\n".encode())
 
-    parsed = roster.roster_parse_csv(text)
+    parsed = roster_parse_csv(text)
 
     assert [(p.number, p.name, p.clan, p.role) for p in parsed] == [
         (2, "Иван", "Краб", "Генерал"),
@@ -105,13 +111,13 @@ def test_csv_with_a_header_a_bom_and_russian_clan_names() -> None:
 
 
 def test_csv_sniffs_semicolons_and_reads_a_russian_header_in_any_order() -> None:
-    parsed = roster.roster_parse_csv('роль;имя;клан\nдаймё;"Смит; Джон";Лев\n')
+    parsed = roster_parse_csv('роль;имя;клан\nдаймё;"Смит; Джон";Лев\n')
 
     assert [(p.name, p.clan, p.role) for p in parsed] == [("Смит; Джон", "Лев", "даймё")]
 
 
 def test_csv_without_a_header_is_name_clan_role() -> None:
-    parsed = roster.roster_parse_csv("Ivan,crab,general\n\nOleg,,\n")
+    parsed = roster_parse_csv("Ivan,crab,general\n\nOleg,,\n")
 
     assert [(p.number, p.name, p.clan, p.role) for p in parsed] == [
         (1, "Ivan", "crab", "general"),
@@ -120,19 +126,19 @@ def test_csv_without_a_header_is_name_clan_role() -> None:
 
 
 def test_csv_from_a_russian_spreadsheet_in_windows_1251_is_read() -> None:
-    text = roster.roster_csv_decode("Иван;Краб;Генерал\n".encode("cp1251"))
+    text = roster_csv_decode("Иван;Краб;Генерал\n".encode("cp1251"))
 
-    assert roster.roster_parse_csv(text)[0].clan == "Краб"
+    assert roster_parse_csv(text)[0].clan == "Краб"
 
 
 def test_a_binary_file_is_refused_as_not_csv() -> None:
     with pytest.raises(TournamentError, match="file: this is not a text file"):
-        roster.roster_csv_decode(b"PK\x03\x04\x00\x00")
+        roster_csv_decode(b"PK\x03\x04\x00\x00")
 
 
 def test_a_list_too_long_is_refused() -> None:
     with pytest.raises(TournamentError, match="lines: at most") as refused:
-        roster.roster_lines("x" * (roster.MAX_TEXT + 1))
+        roster_lines("x" * (MAX_TEXT + 1))
     assert error_status(refused.value) == 413
 
 
