@@ -559,13 +559,45 @@ def player_replace(
     if tournament.phase == Phase.FINISHED:
         raise refusal(_("the game is over: nobody is replaced"), "phase")
     player = _player_of(tournament, player_id)
+    return player_seat_hand_over(
+        tournament=tournament,
+        player=player,
+        name=name,
+        action="player_replaced",
+        check_in_cleared=False,
+        actor=actor,
+        now=now,
+    )
+
+
+def player_seat_hand_over(
+    *,
+    tournament: Tournament,
+    player: Player,
+    name: str,
+    action: str,
+    check_in_cleared: bool,
+    actor: Actor,
+    now: datetime,
+) -> Player:
+    """Another person takes ``player``'s seat (clan, role and army stay): the name changes,
+    a new join link is made and the old one stops working, logged as ``action``.
+
+    A stand-in before the start (``referees.services.checkin.player_stand_in``) clears the
+    check-in too: the newcomer has not opened his link yet. After the start
+    (``player_replace``) check-in is over, and the mark stays as it was.
+    """
     new_name = _clean_name(tournament, name, player=player)
     old_name, player.name = player.name, new_name
-    player.save(update_fields=["name"])
+    fields = ["name"]
+    if check_in_cleared:
+        player.checked_in_at, player.checked_in_by = None, ""
+        fields += ["checked_in_at", "checked_in_by"]
+    player.save(update_fields=fields)
     log_write(
         tournament,
         actor=actor,
-        action="player_replaced",
+        action=action,
         now=now,
         player=player.pk,
         old_name=old_name,
