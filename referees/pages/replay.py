@@ -40,6 +40,7 @@ from django.views.decorators.http import require_safe
 from referees.kernel.access import tournament_get, user_judges
 from referees.kernel.core import TournamentError
 from referees.models import Tournament
+from referees.pages.common import COMMON_STRINGS
 from referees.pages.refusals import problem_page
 from referees.reading.story import campaign_story, report_file_name, story_allowed
 from referees.selectors import Viewer
@@ -47,22 +48,20 @@ from referees.texts.words import state_turn_words
 from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES, MapDrawing, map_drawing
 
-# What replay.js writes, translated here.
+# What replay.js writes, translated here; the chart and the map say what they say on the
+# big screen.
 REPLAY_STRINGS: dict[str, Promise] = {
     "play": gettext_lazy("Play"),
     "pause": gettext_lazy("Pause"),
     "playing": gettext_lazy("Playing"),
-    "paused": gettext_lazy("Paused"),
+    "paused": COMMON_STRINGS["paused"],
     "step_of": gettext_lazy("Step %(step)s of %(total)s"),
-    "start": gettext_lazy("Start"),
-    "turn": gettext_lazy("Turn"),
-    "scores_by_turn": gettext_lazy("Points after each turn"),
-    "chart_description": gettext_lazy(
-        "Line chart: each clan's points after every turn; each clan has its own colour, "
-        "line pattern and marker."
-    ),
-    "battle": gettext_lazy("A battle is being fought here."),
-    "meeting": gettext_lazy("Armies of several clans met here last turn."),
+    "start": COMMON_STRINGS["start"],
+    "turn": COMMON_STRINGS["turn"],
+    "scores_by_turn": COMMON_STRINGS["scores_by_turn"],
+    "chart_description": COMMON_STRINGS["chart_description"],
+    "battle": COMMON_STRINGS["map_battle"],
+    "meeting": COMMON_STRINGS["map_meeting"],
 }
 
 # The speeds of unattended play, seconds per step; the first is the default.

@@ -43,6 +43,7 @@ from referees.texts.log import (
     order_words,
     rejection_text,
 )
+from referees.texts.words import DRAW_METHODS, OUTCOMES
 from sl5r.rules.clans import CLANS
 from sl5r.rules.scoring import score_breakdown
 from strategic_map.board import Board
@@ -50,22 +51,6 @@ from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES
 from strategic_map.models import Army
 from strategic_map.selectors import campaign_game_map
-
-# What came of an order, in words (the same words as the history's).
-OUTCOMES: dict[str, Promise] = {
-    "moved": gettext_lazy("moved"),
-    "held": gettext_lazy("held"),
-    "blocked": gettext_lazy("blocked (lost the swap)"),
-    "stopped": gettext_lazy("stopped halfway"),
-    "reformed": gettext_lazy("reformed"),
-    "rejected": gettext_lazy("rejected"),
-}
-
-DRAW_METHODS: dict[str, Promise] = {
-    "random": gettext_lazy("drawn at random"),
-    "given": gettext_lazy("given"),
-    "scorpion": gettext_lazy("the Scorpion's choice"),
-}
 
 # What a battle table drew (sl5r/rules/games), in words.
 TABLE_DRAWS: dict[str, Promise] = {
@@ -109,7 +94,8 @@ def verify_command(tournament: Tournament, number: int) -> str:
 
 def standings_of(scores: Mapping[str, Mapping[str, int]]) -> list[dict[str, Any]]:
     """R12: clans by points, equal scores sharing the place; the big screen's rows
-    (``judge_pages.big_screen``): place, home provinces at 2 points, others, castles, total."""
+    (``referees.pages.screen.big_screen`` shows them at the end, the story in its last
+    step): place, home provinces at 2 points, others, castles, total."""
     rows: list[dict[str, Any]] = sorted(
         ({"clan": clan, "name": clan_name(clan), **score} for clan, score in scores.items()),
         key=lambda row: (-int(row["total"]), str(row["name"])),
