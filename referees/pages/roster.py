@@ -31,14 +31,11 @@ from referees.kernel.lineups import roles_text, tournament_shape
 from referees.models import Player, Tournament
 from referees.pages.refusals import judge_or_refusal, problem_page
 from referees.services import tournament_clans
+from referees.services.players import player_move, player_remove, player_rename, player_replace
 from referees.services.roster import (
     RosterPreview,
     RosterRefused,
     lineup_places,
-    player_move,
-    player_remove,
-    player_rename,
-    player_replace,
     roster_preview,
     roster_register,
 )

@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from referees.kernel.core import Actor, announce, log_write, refusal, tournament_lock, unit_of_work
 from referees.kernel.lineups import lineup_problems_text, lineup_shape_for, tournament_shape
 from referees.models import Player, Tournament
-from referees.services.roster import player_army_drop, player_seat_hand_over
+from referees.services.players import player_army_drop, player_seat_hand_over
 from sl5r.rules.roles import LineupShrink, Role, lineup_shrink
 from strategic_map.clans import clan_name
 

@@ -18,6 +18,7 @@ from referees.kernel.names import name_key, name_spaced, name_unseen_character
 from referees.models import Player
 from referees.services import roster
 from referees.services.judges import judge_invite, judge_key_issue
+from referees.services.players import player_rename
 from sl5r.api_errors import error_status
 from tests.referees.conftest import Api, Game
 
@@ -56,7 +57,7 @@ def test_renaming_a_player_refuses_an_unseen_character_naming_it(
 ) -> None:
     player = game.player("crab")
     with pytest.raises(TournamentError) as refused:
-        roster.player_rename(
+        player_rename(
             tournament_id=game.id,
             player_id=player.pk,
             name=name,

@@ -21,6 +21,7 @@ from referees.forms.roster import (
 from referees.kernel.core import TournamentError
 from referees.models import LogEntry, Player
 from referees.services import roster
+from referees.services.players import player_move, player_remove, player_rename, player_replace
 from sl5r.api_errors import error_status
 from sl5r.rules.roles import Role
 from strategic_map.models import Army
@@ -293,7 +294,7 @@ def test_rename_in_any_phase_is_logged_with_the_old_name(make_game: Callable[...
     game = make_game(16, phase="running")
     player = game.player("crab")
 
-    roster.player_rename(
+    player_rename(
         tournament_id=game.id,
         player_id=player.pk,
         name="  Ivan   Petrov ",
@@ -312,7 +313,7 @@ def test_rename_refuses_an_empty_name_and_another_players_name(
 ) -> None:
     game = make_game(16, phase="setup")
     player, other = game.player("crab"), game.player("crane")
-    rename = roster.player_rename
+    rename = player_rename
 
     with pytest.raises(TournamentError, match="name: give the player's name"):
         rename(
@@ -338,7 +339,7 @@ def test_a_player_of_another_tournament_is_not_found(make_game: Callable[..., Ga
     other = make_game(16, phase="setup", name="Other")
 
     with pytest.raises(TournamentError) as refused:
-        roster.player_rename(
+        player_rename(
             tournament_id=game.id,
             player_id=other.players[0].pk,
             name="X",
@@ -352,7 +353,7 @@ def test_a_player_of_another_tournament_is_not_found(make_game: Callable[..., Ga
 
 
 def move(game: Game, player: Player, clan: str, role: str) -> Player:
-    return roster.player_move(
+    return player_move(
         tournament_id=game.id,
         player_id=player.pk,
         clan=clan,
@@ -446,7 +447,7 @@ def test_players_moved_around_still_make_a_line_up_that_starts(
     game = make_game(16, phase="setup", lineup={})
     register(game, "\n".join(f"P{i}" for i in range(15)))
     first = Player.objects.get(tournament=game.tournament, name="P0")  # crab-1
-    roster.player_remove(
+    player_remove(
         tournament_id=game.id, player_id=first.pk, actor=game.judge_actor, now=timezone.now()
     )
     register(game, "Late; crab\nLater")
@@ -464,7 +465,7 @@ def test_remove_during_set_up_deletes_the_player_and_his_army_and_renumbers(
     game = make_game(48, phase="setup", lineup={"crab": ["general"] * 4})
     second = game.player("crab", n=2)
 
-    roster.player_remove(
+    player_remove(
         tournament_id=game.id, player_id=second.pk, actor=game.judge_actor, now=timezone.now()
     )
 
@@ -487,7 +488,7 @@ def test_remove_after_the_start_is_refused(make_game: Callable[..., Game]) -> No
     player = game.player("crab")
 
     with pytest.raises(TournamentError, match="replace a player instead"):
-        roster.player_remove(
+        player_remove(
             tournament_id=game.id, player_id=player.pk, actor=game.judge_actor, now=timezone.now()
         )
     assert Player.objects.filter(pk=player.pk).exists()
@@ -497,7 +498,7 @@ def test_remove_after_the_start_is_refused(make_game: Callable[..., Game]) -> No
 
 
 def replace(game: Game, player: Player, name: str) -> Player:
-    return roster.player_replace(
+    return player_replace(
         tournament_id=game.id,
         player_id=player.pk,
         name=name,
