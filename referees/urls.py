@@ -4,6 +4,7 @@ from django.urls import URLPattern, URLResolver, path
 
 from referees.pages import (
     console,
+    history,
     home,
     join,
     judges,
@@ -12,6 +13,7 @@ from referees.pages import (
     positions,
     replay,
     roster,
+    screen,
     setup,
 )
 
@@ -79,8 +81,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
         roster.player_edit,
         name="player_edit",
     ),
-    path("tournaments/<int:tournament_id>/screen/", console.big_screen, name="screen"),
-    path("tournaments/<int:tournament_id>/history/", console.history, name="history"),
+    path("tournaments/<int:tournament_id>/screen/", screen.big_screen, name="screen"),
+    path("tournaments/<int:tournament_id>/history/", history.history, name="history"),
     # Issue 32: the campaign turn by turn on the big screen, and the same as one file.
     path(
         "tournaments/<int:tournament_id>/screen/replay",

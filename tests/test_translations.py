@@ -26,7 +26,7 @@ from django.test import Client
 from django.utils import timezone, translation
 
 from referees import services
-from referees.pages.console import _label_turn, _rejection_text
+from referees.pages.history import _label_turn, _rejection_text
 from referees.services import OrderInput
 from tests.referees.conftest import (  # noqa: F401  (fixtures used by the page tests)
     Game,

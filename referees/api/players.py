@@ -19,10 +19,12 @@ from referees.api.schemas.players import (
     RosterIn,
     RosterOut,
 )
+from referees.forms.roster import roster_lines
 from referees.http.auth import SIGNED_IN
 from referees.http.schemas import ErrorOut
 from referees.kernel.access import player_get, player_link_row, tournament_get, tournament_players
 from referees.kernel.core import unit_of_work
+from referees.services import players as player_edits
 from referees.services import roster
 from sl5r.api_errors import error_status
 
@@ -128,7 +130,7 @@ def player_register_bulk(
     General gets and every problem. ``dry_run`` stores nothing (200); otherwise all the
     players are stored (201) or none (422, the lines with their problems)."""
     tournament, actor = judge_of(request, tournament_id)
-    lines = roster.roster_lines(payload.lines, csv_format=payload.format == "csv")
+    lines = roster_lines(payload.lines, csv_format=payload.format == "csv")
     if payload.dry_run:
         preview = roster.roster_preview(tournament=tournament, lines=lines)
         return Status(
@@ -199,7 +201,7 @@ def player_change(
     now = timezone.now()
     with unit_of_work():
         if payload.clan is not None or payload.role is not None:
-            player = roster.player_move(
+            player = player_edits.player_move(
                 tournament_id=tournament.pk,
                 player_id=player.pk,
                 clan=payload.clan or player.clan,
@@ -208,7 +210,7 @@ def player_change(
                 now=now,
             )
         if payload.name is not None:
-            player = roster.player_rename(
+            player = player_edits.player_rename(
                 tournament_id=tournament.pk,
                 player_id=player.pk,
                 name=payload.name,
@@ -228,7 +230,7 @@ def player_change(
 def player_remove(request: HttpRequest, tournament_id: int, player_id: int) -> dict[str, Any]:
     """During set-up only: the player, his army and his join link are gone."""
     tournament, actor = judge_of(request, tournament_id)
-    roster.player_remove(
+    player_edits.player_remove(
         tournament_id=tournament.pk, player_id=player_id, actor=actor, now=timezone.now()
     )
     return done(tournament_get(tournament_id=tournament.pk))
@@ -247,7 +249,7 @@ def player_replace(
     """After the start: the newcomer takes the army, clan and role, and gets a new join link
     (answered here); the old link, and every device that used it, stop working."""
     tournament, actor = judge_of(request, tournament_id)
-    player = roster.player_replace(
+    player = player_edits.player_replace(
         tournament_id=tournament.pk,
         player_id=player_id,
         name=payload.name,

@@ -24,22 +24,18 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
+from referees.forms.roster import roster_csv_decode, roster_lines
 from referees.http.refusals import judge_or_refusal, problem_page
 from referees.kernel.access import player_get, player_join_link
 from referees.kernel.core import Actor, TournamentError
 from referees.kernel.lineups import roles_text, tournament_shape
 from referees.models import Player, Tournament
 from referees.services import tournament_clans
+from referees.services.players import player_move, player_remove, player_rename, player_replace
 from referees.services.roster import (
     RosterPreview,
     RosterRefused,
     lineup_places,
-    player_move,
-    player_remove,
-    player_rename,
-    player_replace,
-    roster_csv_decode,
-    roster_lines,
     roster_preview,
     roster_register,
 )

@@ -35,29 +35,15 @@ from referees.texts.log import log_context
 from referees.texts.log_battles import battle_casualties_text, battle_outcome_text
 from referees.texts.log_turns import rejection_text
 from referees.texts.log_words import LogContext, order_words
+from referees.texts.words import DRAW_METHODS, OUTCOMES
 from sl5r.rules.clans import CLANS
+from sl5r.rules.mapgraph import GameMap
 from sl5r.rules.scoring import score_breakdown
 from strategic_map.board import Board
 from strategic_map.clans import clan_name
 from strategic_map.drawing import CLAN_STYLES
 from strategic_map.models import Army
 from strategic_map.selectors import campaign_game_map
-
-# What came of an order, in words (the same words as the history's).
-OUTCOMES: dict[str, Promise] = {
-    "moved": gettext_lazy("moved"),
-    "held": gettext_lazy("held"),
-    "blocked": gettext_lazy("blocked (lost the swap)"),
-    "stopped": gettext_lazy("stopped halfway"),
-    "reformed": gettext_lazy("reformed"),
-    "rejected": gettext_lazy("rejected"),
-}
-
-DRAW_METHODS: dict[str, Promise] = {
-    "random": gettext_lazy("drawn at random"),
-    "given": gettext_lazy("given"),
-    "scorpion": gettext_lazy("the Scorpion's choice"),
-}
 
 # What a battle table drew (sl5r/rules/games), in words.
 TABLE_DRAWS: dict[str, Promise] = {
@@ -101,7 +87,8 @@ def verify_command(tournament: Tournament, number: int) -> str:
 
 def standings_of(scores: Mapping[str, Mapping[str, int]]) -> list[dict[str, Any]]:
     """R12: clans by points, equal scores sharing the place; the big screen's rows
-    (``judge_pages.big_screen``): place, home provinces at 2 points, others, castles, total."""
+    (``referees.pages.screen.big_screen`` shows them at the end, the story in its last
+    step): place, home provinces at 2 points, others, castles, total."""
     rows: list[dict[str, Any]] = sorted(
         ({"clan": clan, "name": clan_name(clan), **score} for clan, score in scores.items()),
         key=lambda row: (-int(row["total"]), str(row["name"])),
@@ -140,10 +127,47 @@ def campaign_story(
     context = log_context(tournament)
     clans = [c for c in CLANS if c not in campaign.excluded_clans]
     initial = game_map.initial_control(campaign.excluded_clans)
+    turns = _story_turns(tournament, viewer, initial, names, context, cases=cases)
+    board = Board.of(campaign)
+    now_control = board.control()
+    scores = _scores(game_map, now_control, clans)
+    history = score_history(tournament=tournament)
+    start: dict[str, Any]
+    if turns:
+        start = {
+            "armies": turns[0]["before"]["armies"],
+            "control": turns[0]["before"]["control"],
+        }
+    else:
+        start = {"armies": _board_armies(board), "control": {**initial, **now_control}}
+    return {
+        "tournament": _story_tournament(tournament, turns),
+        "viewer": viewer.kind,
+        "clans": [_clan_row(clan) for clan in clans],
+        "provinces": names,
+        "start": start,
+        "turns": turns,
+        "end": _story_end(tournament, board, {**initial, **now_control}),
+        "score_history": history,
+        # The big screen's standings: the board as it stands now (at the end, the final one).
+        "scores": scores,
+        "standings": standings_of(scores),
+    }
+
+
+def _story_turns(
+    tournament: Tournament,
+    viewer: Viewer,
+    initial: Mapping[str, str | None],
+    names: Mapping[str, str],
+    context: LogContext,
+    *,
+    cases: bool,
+) -> list[dict[str, Any]]:
+    """Every resolved turn ``viewer`` may see, with its tables and what they did before it."""
     # After the end the public sees the whole board (viewer_sight); the tables are read as a
     # judge reads them, since nothing of them is secret any more either.
     tables = viewer if viewer.kind == "judge" else Viewer.judge(label="after the end")
-
     turns: list[dict[str, Any]] = []
     for number in resolved_turn_numbers(tournament=tournament):
         played = turn_history(tournament=tournament, number=number, viewer=viewer)
@@ -161,11 +185,15 @@ def campaign_story(
         if cases:
             turn["case"] = case
         turns.append(turn)
+    return turns
 
-    board = Board.of(campaign)
-    now_control = board.control()
-    breakdown = score_breakdown(game_map, now_control, clans)
-    scores = {
+
+def _scores(
+    game_map: GameMap, control: Mapping[str, str | None], clans: Sequence[str]
+) -> dict[str, dict[str, int]]:
+    """R12: each clan's points on the board as it stands now, with what makes them up."""
+    breakdown = score_breakdown(game_map, control, clans)
+    return {
         clan: {
             "home_provinces": s.home_provinces,
             "other_provinces": s.other_provinces,
@@ -174,52 +202,40 @@ def campaign_story(
         }
         for clan, s in breakdown.items()
     }
-    history = score_history(tournament=tournament)
-    start: dict[str, Any]
-    if turns:
-        start = {
-            "armies": turns[0]["before"]["armies"],
-            "control": turns[0]["before"]["control"],
-        }
-    else:
-        start = {"armies": _board_armies(board), "control": {**initial, **now_control}}
-    finished = tournament.phase == Tournament.Phase.FINISHED
-    # The board now: at the end, the final one (the tables decided after the last turn too).
-    armies_now = _board_armies(board)
-    if finished:  # the tables were stopped: nobody is in a battle any more
-        armies_now = [{**a, "in_battle": False} for a in armies_now]
-    end: dict[str, Any] = {"armies": armies_now, "control": {**initial, **now_control}}
+
+
+def _story_tournament(tournament: Tournament, turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
-        "tournament": {
-            "id": tournament.pk,
-            "name": tournament.name,
-            "phase": tournament.phase,
-            "finished": finished,
-            "turns_total": tournament.turns_total,
-            "turns_played": turns[-1]["turn"] if turns else 0,
-            "time_zone": tournament.time_zone,
-            "file_stem": file_stem(tournament),
-            "excluded_clans": list(campaign.excluded_clans),
-        },
-        "viewer": viewer.kind,
-        "clans": [
-            {
-                "id": clan,
-                "name": clan_name(clan),
-                "colour": CLAN_STYLES[clan].colour if clan in CLAN_STYLES else "#555",
-                "shape": CLAN_STYLES[clan].shape if clan in CLAN_STYLES else "circle",
-            }
-            for clan in clans
-        ],
-        "provinces": names,
-        "start": start,
-        "turns": turns,
-        "end": end,
-        "score_history": history,
-        # The big screen's standings: the board as it stands now (at the end, the final one).
-        "scores": scores,
-        "standings": standings_of(scores),
+        "id": tournament.pk,
+        "name": tournament.name,
+        "phase": tournament.phase,
+        "finished": tournament.phase == Tournament.Phase.FINISHED,
+        "turns_total": tournament.turns_total,
+        "turns_played": turns[-1]["turn"] if turns else 0,
+        "time_zone": tournament.time_zone,
+        "file_stem": file_stem(tournament),
+        "excluded_clans": list(tournament.campaign.excluded_clans),
     }
+
+
+def _clan_row(clan: str) -> dict[str, str]:
+    return {
+        "id": clan,
+        "name": clan_name(clan),
+        "colour": CLAN_STYLES[clan].colour if clan in CLAN_STYLES else "#555",
+        "shape": CLAN_STYLES[clan].shape if clan in CLAN_STYLES else "circle",
+    }
+
+
+def _story_end(
+    tournament: Tournament, board: Board, control: dict[str, str | None]
+) -> dict[str, Any]:
+    """The board now: at the end, the final one (the tables decided after the last turn too)."""
+    armies_now = _board_armies(board)
+    if tournament.phase == Tournament.Phase.FINISHED:
+        # The tables were stopped: nobody is in a battle any more.
+        armies_now = [{**a, "in_battle": False} for a in armies_now]
+    return {"armies": armies_now, "control": control}
 
 
 def _board_armies(board: Board) -> list[dict[str, Any]]:
@@ -259,47 +275,6 @@ def _turn(
     ]
     # A case file lists only the provinces whose controller is not their home clan.
     before_control = {**initial, **case.get("control", {})}
-    orders = []
-    for row in played["orders"]:
-        outcome = row.get("outcome") or ""
-        orders.append(
-            {
-                "army": row["army"],
-                "clan": row.get("clan"),
-                "kind": row["kind"],
-                "path": list(row["path"]),
-                "reform": row.get("reform"),
-                "claim": row.get("claim", True),
-                "on_swap": row.get("on_swap", "advance"),
-                "late": bool(row.get("late")),
-                "from": row.get("from"),
-                "outcome": outcome or None,
-                "province": row.get("province"),
-                "reason": row.get("reason"),
-                "text": order_words(row, context),
-                "from_name": names.get(row.get("from") or "", row.get("from") or ""),
-                "province_name": names.get(row.get("province") or "", row.get("province") or ""),
-                "outcome_label": str(OUTCOMES.get(outcome, outcome)),
-                "reason_text": rejection_text(row["reason"]) if row.get("reason") else "",
-            }
-        )
-    draws = [_draw(d, names) for d in played["draws"]]
-    meetings = [
-        {
-            **m,
-            "province_name": names.get(m["province"], m["province"]),
-            "armies_text": context.armies(list(m["armies"])),
-        }
-        for m in played["meetings"]
-    ]
-    reinforcements = [
-        {
-            **r,
-            "province_name": names.get(r["province"], r["province"]),
-            "armies_text": context.armies(list(r["armies"])),
-        }
-        for r in played["reinforcements"]
-    ]
     after_control = {**before_control, **played["control"]}
     scores: dict[str, int] = dict(played["scores"] or {})
     return {
@@ -310,10 +285,10 @@ def _turn(
             "armies": played["armies"],
             "control": after_control,
         },
-        "orders": orders,
-        "draws": draws,
-        "meetings": meetings,
-        "reinforcements": reinforcements,
+        "orders": [_order(row, names, context) for row in played["orders"]],
+        "draws": [_draw(d, names) for d in played["draws"]],
+        "meetings": _places(played["meetings"], names, context),
+        "reinforcements": _places(played["reinforcements"], names, context),
         "control_changes": _control_changes(before_control, after_control, names),
         "scores": scores,
         "score_rows": sorted(
@@ -330,6 +305,44 @@ def _turn(
             "verify_command": verify_command(tournament, number) if played["draw_seed"] else "",
         },
     }
+
+
+def _order(row: Mapping[str, Any], names: Mapping[str, str], context: LogContext) -> dict[str, Any]:
+    """An army's order of a played turn and what came of it, in words."""
+    outcome = row.get("outcome") or ""
+    return {
+        "army": row["army"],
+        "clan": row.get("clan"),
+        "kind": row["kind"],
+        "path": list(row["path"]),
+        "reform": row.get("reform"),
+        "claim": row.get("claim", True),
+        "on_swap": row.get("on_swap", "advance"),
+        "late": bool(row.get("late")),
+        "from": row.get("from"),
+        "outcome": outcome or None,
+        "province": row.get("province"),
+        "reason": row.get("reason"),
+        "text": order_words(row, context),
+        "from_name": names.get(row.get("from") or "", row.get("from") or ""),
+        "province_name": names.get(row.get("province") or "", row.get("province") or ""),
+        "outcome_label": str(OUTCOMES.get(outcome, outcome)),
+        "reason_text": rejection_text(row["reason"]) if row.get("reason") else "",
+    }
+
+
+def _places(
+    rows: Sequence[Mapping[str, Any]], names: Mapping[str, str], context: LogContext
+) -> list[dict[str, Any]]:
+    """Meetings or reinforcements of a turn: each province and its armies, in words."""
+    return [
+        {
+            **r,
+            "province_name": names.get(r["province"], r["province"]),
+            "armies_text": context.armies(list(r["armies"])),
+        }
+        for r in rows
+    ]
 
 
 def _control_changes(

@@ -17,11 +17,10 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from referees import services
 from referees.kernel.core import Actor, announce, log_write, refusal, tournament_lock, unit_of_work
 from referees.kernel.lineups import lineup_problems_text, lineup_shape_for, tournament_shape
 from referees.models import Player, Tournament
-from referees.services.roster import player_army_drop
+from referees.services.players import player_army_drop, player_seat_hand_over
 from sl5r.rules.roles import LineupShrink, Role, lineup_shrink
 from strategic_map.clans import clan_name
 
@@ -122,27 +121,15 @@ def player_stand_in(
     if tournament.phase != Phase.SETUP:
         raise refusal(_("the tournament has started: replace the player instead"), "phase")
     player = _player_of(tournament, player_id)
-    new_name = services.player_name_checked(tournament=tournament, name=name, player=player)
-    old_name = player.name
-    player.name = new_name
-    player.checked_in_at, player.checked_in_by = None, ""
-    player.save(update_fields=["name", "checked_in_at", "checked_in_by"])
-    log_write(
-        tournament,
-        actor=actor,
+    return player_seat_hand_over(
+        tournament=tournament,
+        player=player,
+        name=name,
         action="player_stood_in",
+        check_in_cleared=True,
+        actor=actor,
         now=now,
-        player=player.pk,
-        old_name=old_name,
-        name=new_name,
-        clan=player.clan,
-        role=player.role,
-        army=player.army.code if player.army else None,
     )
-    player.tournament = tournament
-    services.player_token_reissue(player=player, actor=actor, now=now)
-    announce(tournament, "players", player=player.pk)
-    return player
 
 
 # --- A smaller line-up (R1 b) ------------------------------------------------------------------

@@ -1,24 +1,19 @@
-"""Players as judges manage them: many registered at once, renamed, moved, removed, replaced.
+"""Players registered many at once, from a list, and the places R1 still leaves each clan.
 
-A list of players comes pasted (one player a line) or as a CSV file; ``roster_preview``
-shows what R1 would make of it on top of the players already registered, with every
-problem per line, before anything is stored, and ``roster_register`` stores all of it or
-none. R1 is the rules engine's (``sl5r.rules.roles.lineup_fill`` proposes a clan and a role
-where a line leaves them out; ``lineup_admits`` says whether a line-up fits) and its words
-are ``referees.kernel.lineups``'; every player is stored by ``referees.services.player_register``,
-the one place that creates a player and his army.
+A list of players comes pasted (one player a line) or as a CSV file, read into
+``RosterLine``s by ``referees.forms.roster``; ``roster_preview`` shows what R1 would make of
+it on top of the players already registered, with every problem per line, before anything is
+stored, and ``roster_register`` stores all of it or none. R1 is the rules engine's
+(``sl5r.rules.roles.lineup_fill`` proposes a clan and a role where a line leaves them out;
+``lineup_admits`` says whether a line-up fits) and its words are
+``referees.kernel.lineups``'; every player is stored by
+``referees.services.player_register``, the one place that creates a player and his army.
 
-Before the start a player may be moved to another clan or role (R1 checked on the line-up
-that results) or removed; his army follows his role, and a clan's army codes stay
-``clan-1`` … ``clan-n``, the numbering ``player_register`` gives. Once the tournament runs,
-a player who leaves is replaced: the newcomer keeps the army, clan and role, and gets a
-join link of his own.
+One registered player renamed, moved, removed or replaced is ``referees.services.players``.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,14 +28,12 @@ from referees.kernel.core import (
     Actor,
     TournamentError,
     announce,
-    log_write,
     refusal,
     tournament_lock,
     unit_of_work,
 )
 from referees.kernel.lineups import (
     lineup_problem_text,
-    lineup_refuse_unless_fits,
     registered_roles,
     role_name,
     roles_text,
@@ -49,35 +42,21 @@ from referees.kernel.lineups import (
 from referees.kernel.names import name_key, name_problem, name_spaced
 from referees.models import Player, Tournament
 from sl5r.rules.clans import CLAN_NAMES as CLAN_SPELLINGS
-from sl5r.rules.clans import CLANS, is_clan
+from sl5r.rules.clans import CLANS
 from sl5r.rules.roles import LineupSeat, LineupShape, Role, lineup_admits, lineup_fill
 from strategic_map.clans import CLAN_NAMES, clan_name
-from strategic_map.models import Army, Campaign
-from strategic_map.services import army_create
 
 Phase = Tournament.Phase
 MAX_NAME = services.PLAYER_NAME_MAX
-MAX_PLAYERS = 48  # R1: a tournament has 8 to 48 players
-MAX_LINES = 200  # of a pasted list or a CSV file, blank lines and comments included
-MAX_TEXT = 100_000  # characters of a pasted list or a CSV file: far more than 48 players
-MAX_FILE_BYTES = 200_000
-# A pasted line is split on the first of these it contains: "Ivanov, Ivan; crab" keeps the
-# comma in the name, and a line copied from a spreadsheet comes with tabs.
-SEPARATORS = (";", "\t", ",")
-CSV_DELIMITERS = ";,\t"
-HEADER_NAMES: dict[str, tuple[str, ...]] = {
-    "name": ("name", "player", "имя", "игрок"),
-    "clan": ("clan", "клан"),
-    "role": ("role", "роль"),
-}
 
 
-# --- Reading a list ---------------------------------------------------------------------------
+# --- A list's lines ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class RosterLine:
-    """One player as the list writes him: his line's number and the cells as written."""
+    """One player as the list writes him: his line's number and the cells as written
+    (``referees.forms.roster`` reads a pasted list or a CSV file into these)."""
 
     number: int
     name: str
@@ -86,164 +65,12 @@ class RosterLine:
     extra: tuple[str, ...] = ()
 
 
-def _line(number: int, cells: Sequence[str]) -> RosterLine:
-    cells = [cell.strip() for cell in cells]
-    return RosterLine(
-        number=number,
-        name=cells[0] if cells else "",
-        clan=cells[1] if len(cells) > 1 else "",
-        role=cells[2] if len(cells) > 2 else "",
-        extra=tuple(cell for cell in cells[3:] if cell),
-    )
-
-
-def _skipped(cells: Sequence[str]) -> bool:
-    """A blank line, or a comment (its first cell starts with ``#``)."""
-    first = next((cell.strip() for cell in cells if cell.strip()), "")
-    return not first or (cells[0].strip().startswith("#"))
-
-
-def roster_parse(text: str) -> list[RosterLine]:
-    """A pasted list: one player a line, ``name; clan; role``; clan and role may be left out.
-
-    The cells are separated by ``;``, or else by tabs, or else by commas: whichever of these
-    the line contains first in that order. Blank lines and lines starting with ``#`` are
-    skipped; every line keeps its number in ``text``.
-    """
-    lines: list[RosterLine] = []
-    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
-        separator = next((s for s in SEPARATORS if s in raw), None)
-        cells = raw.split(separator) if separator else [raw]
-        if not _skipped(cells):
-            lines.append(_line(number, cells))
-    return lines
-
-
-def _csv_delimiter(text: str) -> str:
-    sample = "\n".join(text.splitlines()[:50])
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=CSV_DELIMITERS).delimiter
-    except csv.Error:
-        first = next((line for line in text.splitlines() if line.strip()), "")
-        return ";" if first.count(";") > first.count(",") else ","
-
-
-def _header_columns(cells: Sequence[str]) -> dict[str, int] | None:
-    """The columns a header row names (``name,clan,role`` in either language, any order)."""
-    columns: dict[str, int] = {}
-    for index, cell in enumerate(cells):
-        key = _key(cell)
-        if not key:
-            continue
-        column = next((c for c, names in HEADER_NAMES.items() if key in names), None)
-        if column is None or column in columns:
-            return None
-        columns[column] = index
-    return columns if "name" in columns else None
-
-
-def roster_parse_csv(text: str) -> list[RosterLine]:
-    """A CSV file's rows (``name,clan,role``; clan and role may be empty).
-
-    The delimiter (``;`` or ``,``) is sniffed; a first row naming the columns (``name``,
-    ``clan``, ``role``, in any order, English or Russian) is a header and is skipped. Each
-    row keeps the number of the file's line it starts on.
-    """
-    reader = csv.reader(
-        io.StringIO(text.removeprefix("\ufeff"), newline=""), delimiter=_csv_delimiter(text)
-    )
-    lines: list[RosterLine] = []
-    columns: dict[str, int] | None = None
-    seen_row = False
-    while True:
-        number = reader.line_num + 1
-        try:
-            cells = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as error:
-            raise refusal(
-                _("file: line %(line)s cannot be read as CSV: %(error)s")
-                % {"line": number, "error": error},
-                "csv",
-            ) from None
-        if reader.line_num > number:
-            # A quote left open swallows the lines after it into one cell: "Quote X,lion,
-            # general\nOther X,…" would be one player. No cell of a list spans two lines.
-            raise refusal(
-                _(
-                    'file: line %(line)s: a quote (") opened on this line is not closed on it, '
-                    "so it runs into the next lines"
-                )
-                % {"line": number},
-                "csv",
-            )
-        if _skipped(cells or [""]):
-            continue
-        if not seen_row:
-            seen_row = True
-            columns = _header_columns(cells)
-            if columns is not None:
-                continue
-        if columns is None:
-            lines.append(_line(number, cells))
-            continue
-        picked = [cells[i] if i < len(cells) else "" for i in columns.values()]
-        by_column = dict(zip(columns, picked, strict=True))
-        others = [c for i, c in enumerate(cells) if i not in columns.values()]
-        lines.append(
-            _line(
-                number,
-                [by_column["name"], by_column.get("clan", ""), by_column.get("role", ""), *others],
-            )
-        )
-    return lines
-
-
-def roster_csv_decode(data: bytes) -> str:
-    """A CSV file's text: UTF-8 (with or without its BOM), or else Windows-1251, the
-    encoding a Russian spreadsheet saves CSV in."""
-    if len(data) > MAX_FILE_BYTES:
-        raise refusal(
-            _("file: at most %(kb)s KB (a list of players is far smaller)")
-            % {"kb": MAX_FILE_BYTES // 1000},
-            "file_too_large",
-        )
-    if b"\x00" in data:
-        raise refusal(_("file: this is not a text file: save the list as CSV"), "csv")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        pass
-    try:
-        return data.decode("cp1251")
-    except UnicodeDecodeError:
-        raise refusal(
-            _("file: the file is neither UTF-8 nor Windows-1251 text: save it as CSV UTF-8"),
-            "csv",
-        ) from None
-
-
-def roster_lines(text: str, *, csv_format: bool = False) -> list[RosterLine]:
-    """``text`` as a pasted list or (``csv_format``) a CSV file's, refused when too long."""
-    # Counted before anything is parsed: a tournament has at most 48 players, and a list of
-    # thousands of lines would only cost the server seconds to say so line by line.
-    if len(text.splitlines()) > MAX_LINES:
-        raise refusal(
-            _("lines: at most %(max)s lines (a tournament has at most %(players)s players)")
-            % {"max": MAX_LINES, "players": MAX_PLAYERS},
-            "too_long",
-        )
-    if len(text) > MAX_TEXT:
-        raise refusal(_("lines: at most %(max)s characters") % {"max": MAX_TEXT}, "too_long")
-    return roster_parse_csv(text) if csv_format else roster_parse(text)
-
-
 # --- Clans and roles as people write them --------------------------------------------
 
 
-def _key(text: str) -> str:
-    """What a name is compared by: any case, ё as е, no spaces, dashes or underscores."""
+def spelling_key(text: str) -> str:
+    """What a clan, a role or a column header is compared by: any case, ё as е, no spaces,
+    dashes or underscores (``referees.forms.roster`` reads a CSV header by it too)."""
     folded = text.casefold().replace("ё", "е")
     return "".join(ch for ch in folded if not ch.isspace() and ch not in "-_")
 
@@ -262,7 +89,7 @@ def clan_aliases() -> dict[str, str]:
     for clan in CLANS:
         names = [clan, *CLAN_SPELLINGS[clan], *_in_every_language(CLAN_NAMES[clan])]
         for name in names:
-            aliases[_key(name)] = clan
+            aliases[spelling_key(name)] = clan
     return aliases
 
 
@@ -272,7 +99,7 @@ def role_aliases() -> dict[str, Role]:
     for role in Role:
         names = [role.value, *_in_every_language(Player.Role(role.value).label)]
         for name in names:
-            aliases[_key(name)] = role
+            aliases[spelling_key(name)] = role
     return aliases
 
 
@@ -416,8 +243,8 @@ def _preview(
     asked: list[tuple[str | None, Role | None]] = []
     to_seat: list[int] = []  # the lines R1 is asked to seat, by index
     for index, line in enumerate(lines):
-        clan = clans.get(_key(line.clan)) if line.clan else None
-        role = roles.get(_key(line.role)) if line.role else None
+        clan = clans.get(spelling_key(line.clan)) if line.clan else None
+        role = roles.get(spelling_key(line.role)) if line.role else None
         found = _line_problems(line, clan=clan, role=role, taken=taken, first_line=first_line)
         if index >= left:
             found.append(
@@ -451,8 +278,8 @@ def _preview(
                 RosterRow(
                     line=line,
                     name=_name(line.name),
-                    clan=clans.get(_key(line.clan)),
-                    role=roles.get(_key(line.role)),
+                    clan=clans.get(spelling_key(line.clan)),
+                    role=roles.get(spelling_key(line.role)),
                     problems=tuple(found),
                 )
             )
@@ -531,218 +358,6 @@ def roster_register(
             ) from error
     announce(tournament, "players", registered=len(stored))
     return stored
-
-
-# --- One player: rename, move, remove, replace ----------------------------------------
-
-
-def _player_of(tournament: Tournament, player_id: int) -> Player:
-    player = (
-        Player.objects.select_related("army").filter(pk=player_id, tournament=tournament).first()
-    )
-    if player is None:
-        raise refusal(
-            _("there is no player %(id)s in this tournament") % {"id": player_id},
-            "not_found",
-        )
-    return player
-
-
-def _clean_name(tournament: Tournament, name: str, *, player: Player) -> str:
-    return services.player_name_checked(tournament=tournament, name=name, player=player)
-
-
-def _army_number(code: str) -> int:
-    number = code.rpartition("-")[2]
-    return int(number) if number.isdigit() else 10_000
-
-
-def _armies_renumber(campaign: Campaign, clan: str) -> dict[str, str]:
-    """The clan's armies numbered ``clan-1`` … ``clan-n`` again, in their order; old → new.
-
-    Renamed in ascending order, each army takes a number no other holds by then.
-    """
-    changed: dict[str, str] = {}
-    armies = sorted(
-        Army.objects.filter(campaign=campaign, clan=clan), key=lambda a: _army_number(a.code)
-    )
-    for number, army in enumerate(armies, start=1):
-        code = f"{clan}-{number}"
-        if army.code != code:
-            changed[army.code] = code
-            army.code = code
-            army.save(update_fields=["code"])
-    return changed
-
-
-def player_army_drop(*, tournament: Tournament, player: Player) -> dict[str, str]:
-    """Delete the player's army (set-up only: it is on no board, under no order)."""
-    army = player.army
-    if army is None:
-        return {}
-    player.army = None
-    player.save(update_fields=["army"])
-    army.delete()
-    return _armies_renumber(tournament.campaign, player.clan)
-
-
-@unit_of_work()
-def player_rename(
-    *, tournament_id: int, player_id: int, name: str, actor: Actor, now: datetime
-) -> Player:
-    """A player's name corrected, in any phase (the log keeps the old one)."""
-    tournament = tournament_lock(tournament_id)
-    player = _player_of(tournament, player_id)
-    new_name = _clean_name(tournament, name, player=player)
-    if new_name == player.name:
-        return player
-    old_name, player.name = player.name, new_name
-    # The newcomer has not opened his new link yet (issue 32: check-in).
-    player.checked_in_at, player.checked_in_by = None, ""
-    player.save(update_fields=["name", "checked_in_at", "checked_in_by"])
-    log_write(
-        tournament,
-        actor=actor,
-        action="player_renamed",
-        now=now,
-        player=player.pk,
-        old_name=old_name,
-        name=new_name,
-    )
-    announce(tournament, "players", player=player.pk)
-    return player
-
-
-@unit_of_work()
-def player_move(
-    *,
-    tournament_id: int,
-    player_id: int,
-    clan: str,
-    role: str,
-    actor: Actor,
-    now: datetime,
-) -> Player:
-    """Before the start, a player to another clan and/or role, if R1 allows the result.
-
-    His army follows: a General moved to another clan gets an army there instead, one who
-    stops being a General loses his, one who becomes one gets one; the clans' army codes
-    stay ``clan-1`` … ``clan-n``.
-    """
-    tournament = tournament_lock(tournament_id)
-    if tournament.phase != Phase.SETUP:
-        raise refusal(
-            _("players change clan or role during set-up only: replace a player instead"),
-            "phase",
-        )
-    player = _player_of(tournament, player_id)
-    if not is_clan(clan):
-        raise refusal(_('clan: unknown clan "%(clan)s"') % {"clan": clan})
-    if clan not in services.tournament_clans(tournament):
-        raise refusal(
-            _("clan: the %(clan)s are not in this tournament (R1 a)") % {"clan": clan_name(clan)}
-        )
-    try:
-        new_role = Role(role)
-    except ValueError:
-        raise refusal(
-            _('role: unknown role "%(role)s" (general, daimyo or karo)') % {"role": role}
-        ) from None
-    if clan == player.clan and new_role.value == player.role:
-        return player
-    roles = registered_roles(tournament.players.exclude(pk=player.pk))
-    roles.setdefault(clan, []).append(new_role)
-    lineup_refuse_unless_fits(tournament_shape(tournament), roles)
-    old_clan, old_role = player.clan, player.role
-    old_army = player.army.code if player.army else None
-    renumbered: dict[str, str] = {}
-    if player.army is not None and (new_role is not Role.GENERAL or clan != old_clan):
-        renumbered = player_army_drop(tournament=tournament, player=player)
-    if new_role is Role.GENERAL and player.army is None:
-        number = Army.objects.filter(campaign=tournament.campaign, clan=clan).count() + 1
-        player.army = army_create(campaign=tournament.campaign, code=f"{clan}-{number}", clan=clan)
-    player.clan, player.role = clan, new_role.value
-    player.save(update_fields=["clan", "role", "army"])
-    log_write(
-        tournament,
-        actor=actor,
-        action="player_moved",
-        now=now,
-        player=player.pk,
-        name=player.name,
-        old_clan=old_clan,
-        old_role=old_role,
-        clan=clan,
-        role=new_role.value,
-        old_army=old_army,
-        army=player.army.code if player.army else None,
-        renumbered=renumbered,
-    )
-    announce(tournament, "players", player=player.pk)
-    return player
-
-
-@unit_of_work()
-def player_remove(*, tournament_id: int, player_id: int, actor: Actor, now: datetime) -> None:
-    """Before the start, a player taken off the list with his army; his join link dies."""
-    tournament = tournament_lock(tournament_id)
-    if tournament.phase != Phase.SETUP:
-        raise refusal(
-            _("players are removed during set-up only: replace a player instead"), "phase"
-        )
-    player = _player_of(tournament, player_id)
-    army = player.army.code if player.army else None
-    renumbered = player_army_drop(tournament=tournament, player=player)
-    log_write(
-        tournament,
-        actor=actor,
-        action="player_removed",
-        now=now,
-        player=player.pk,
-        name=player.name,
-        clan=player.clan,
-        role=player.role,
-        army=army,
-        renumbered=renumbered,
-    )
-    player.delete()
-    announce(tournament, "players", player=player_id)
-
-
-@unit_of_work()
-def player_replace(
-    *, tournament_id: int, player_id: int, name: str, actor: Actor, now: datetime
-) -> Player:
-    """Another person takes over a player who leaves the running tournament: the army, clan
-    and role stay; the newcomer gets a new join link and the old one stops working."""
-    tournament = tournament_lock(tournament_id)
-    if tournament.phase == Phase.SETUP:
-        raise refusal(
-            _("before the start, rename the player or remove him instead of replacing him"),
-            "phase",
-        )
-    if tournament.phase == Phase.FINISHED:
-        raise refusal(_("the game is over: nobody is replaced"), "phase")
-    player = _player_of(tournament, player_id)
-    new_name = _clean_name(tournament, name, player=player)
-    old_name, player.name = player.name, new_name
-    player.save(update_fields=["name"])
-    log_write(
-        tournament,
-        actor=actor,
-        action="player_replaced",
-        now=now,
-        player=player.pk,
-        old_name=old_name,
-        name=new_name,
-        clan=player.clan,
-        role=player.role,
-        army=player.army.code if player.army else None,
-    )
-    player.tournament = tournament
-    services.player_token_reissue(player=player, actor=actor, now=now)
-    announce(tournament, "players", player=player.pk)
-    return player
 
 
 # --- What is left of the line-up ----------------------------------------------------------------

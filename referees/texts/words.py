@@ -1,5 +1,6 @@
-"""Texts for people that more than one layer needs: why the engine rejected an order, and
-why declared starting positions were refused (R3.2).
+"""Texts for people that more than one layer needs: why the engine rejected an order, why
+declared starting positions were refused (R3.2), and the words of a played turn (what came
+of an order, how a swap was drawn) that the history page and the campaign story share.
 
 The rules engine speaks English and names a rejection by a stable code
 (``sl5r.rules.turn``); here each code has its reason in words the catalog translates. The
@@ -46,6 +47,29 @@ REJECTION_REASONS: dict[str, str] = {
 # The same, translated when read (the history shows them in the reader's language).
 REJECTIONS: dict[str, Promise] = {
     code: gettext_lazy(reason) for code, reason in REJECTION_REASONS.items()
+}
+
+# What came of an order, in words: the history page and the campaign story say the same.
+OUTCOMES: dict[str, Promise] = {
+    "moved": gettext_lazy("moved"),
+    "held": gettext_lazy("held"),
+    "blocked": gettext_lazy("blocked (lost the swap)"),
+    "stopped": gettext_lazy("stopped halfway"),
+    "reformed": gettext_lazy("reformed"),
+    "rejected": gettext_lazy("rejected"),
+}
+
+# How a swap's moving side was chosen (R5.2): drawn, given by a judge, or the Scorpion's.
+DRAW_METHODS: dict[str, Promise] = {
+    "random": gettext_lazy("drawn at random"),
+    "given": gettext_lazy("given"),
+    "scorpion": gettext_lazy("the Scorpion's choice"),
+}
+
+# A Scorpion's choice on a swap, as the history shows it.
+ON_SWAP: dict[str, Promise] = {
+    "advance": gettext_lazy("advance"),
+    "stay": gettext_lazy("stay"),
 }
 
 

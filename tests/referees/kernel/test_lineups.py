@@ -17,6 +17,7 @@ import pytest
 from django.utils import timezone
 
 from referees import services
+from referees.forms.roster import roster_parse
 from referees.kernel.core import TournamentError
 from referees.models import Player
 from referees.services import roster
@@ -96,7 +97,7 @@ def test_r1_proposed_lineup_registers_as_a_pasted_list_and_starts(
 
     stored = roster.roster_register(
         tournament_id=game.id,
-        lines=roster.roster_parse(paste(pairs)),
+        lines=roster_parse(paste(pairs)),
         actor=game.judge_actor,
         now=timezone.now(),
     )
@@ -114,12 +115,12 @@ def test_r1_a_list_of_names_alone_gets_a_startable_lineup_proposed(
     game = make_game(players, phase="setup", shortfall=shortfall, lineup={})
     names = "\n".join(f"Player {i}" for i in range(1, players + 1))
 
-    preview = roster.roster_preview(tournament=game.tournament, lines=roster.roster_parse(names))
+    preview = roster.roster_preview(tournament=game.tournament, lines=roster_parse(names))
     assert preview.ok, preview.problems
     assert all(row.proposed_clan and row.proposed_role for row in preview.rows)
     roster.roster_register(
         tournament_id=game.id,
-        lines=roster.roster_parse(names),
+        lines=roster_parse(names),
         actor=game.judge_actor,
         now=timezone.now(),
     )
@@ -136,7 +137,7 @@ def test_r1_24_player_variants_register_on_every_service_path_and_start(
     pasted = make_game(24, phase="setup", three_variant=variant, shortfall=shortfall, lineup={})
     roster.roster_register(
         tournament_id=pasted.id,
-        lines=roster.roster_parse(paste(proposed(24, shortfall, variant))),
+        lines=roster_parse(paste(proposed(24, shortfall, variant))),
         actor=pasted.judge_actor,
         now=timezone.now(),
     )
@@ -318,7 +319,7 @@ def test_r1_refused_in_a_pasted_list_with_the_line_and_reason_and_nothing_stored
     game = _prepared(make_game, case)
     clan, role = case.bad
     text = f"Fine one\nRefused; {clan}; {role}\n"
-    lines = roster.roster_parse(text)
+    lines = roster_parse(text)
 
     preview = roster.roster_preview(tournament=game.tournament, lines=lines)
     assert not preview.ok
@@ -393,7 +394,7 @@ def test_r1_b_more_full_clans_than_the_count_allows_are_refused_in_one_list(
         for i, role in enumerate(full_line.split(","), 1)
     )
 
-    preview = roster.roster_preview(tournament=game.tournament, lines=roster.roster_parse(text))
+    preview = roster.roster_preview(tournament=game.tournament, lines=roster_parse(text))
 
     refused = [row for row in preview.rows if row.problems]
     assert refused, "a fifth full clan must be refused"
@@ -410,7 +411,7 @@ def test_r1_start_is_refused_with_the_exact_missing_roles(
     game = make_game(16, phase="setup", lineup={})
     roster.roster_register(
         tournament_id=game.id,
-        lines=roster.roster_parse("Only one; crab; general"),
+        lines=roster_parse("Only one; crab; general"),
         actor=game.judge_actor,
         now=timezone.now(),
     )

@@ -12,11 +12,13 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from referees.forms.roster import roster_lines
 from referees.kernel.core import TournamentError
 from referees.kernel.names import name_key, name_spaced, name_unseen_character
 from referees.models import Player
 from referees.services import roster
 from referees.services.judges import judge_invite, judge_key_issue
+from referees.services.players import player_rename
 from sl5r.api_errors import error_status
 from tests.referees.conftest import Api, Game
 
@@ -55,7 +57,7 @@ def test_renaming_a_player_refuses_an_unseen_character_naming_it(
 ) -> None:
     player = game.player("crab")
     with pytest.raises(TournamentError) as refused:
-        roster.player_rename(
+        player_rename(
             tournament_id=game.id,
             player_id=player.pk,
             name=name,
@@ -70,7 +72,7 @@ def test_renaming_a_player_refuses_an_unseen_character_naming_it(
 
 
 def test_a_bom_on_a_later_pasted_line_is_a_problem_of_that_line(game: Game) -> None:
-    lines = roster.roster_lines("Twin X; lion; general\n\ufeffTwin X; crab; general")
+    lines = roster_lines("Twin X; lion; general\n\ufeffTwin X; crab; general")
     preview = roster.roster_preview(tournament=game.tournament, lines=lines)
     assert not preview.ok
     assert any(p.startswith("line 2: name: the character U+FEFF") for p in preview.problems)
@@ -80,21 +82,21 @@ def test_a_bom_on_a_later_pasted_line_is_a_problem_of_that_line(game: Game) -> N
 def test_a_csv_with_a_quote_left_open_names_its_line_and_merges_nobody() -> None:
     text = 'name,clan,role\n"Quote X,lion,general\nOther X,lion,general\n'
     with pytest.raises(TournamentError) as refused:
-        roster.roster_lines(text, csv_format=True)
+        roster_lines(text, csv_format=True)
     assert refused.value.code == "csv"
     assert str(refused.value).startswith("file: line 2: a quote")
 
 
 def test_a_list_far_longer_than_a_tournament_is_refused_before_it_is_read() -> None:
     with pytest.raises(TournamentError) as refused:
-        roster.roster_lines("Player; crab; general\n" * 10_000)
+        roster_lines("Player; crab; general\n" * 10_000)
     assert refused.value.code == "too_long"
     assert error_status(refused.value) == 413
     assert "at most 200 lines" in str(refused.value)
 
 
 def test_a_list_of_exactly_the_most_lines_is_read() -> None:
-    lines = roster.roster_lines("".join(f"Player {n}; crab; general\n" for n in range(200)))
+    lines = roster_lines("".join(f"Player {n}; crab; general\n" for n in range(200)))
     assert len(lines) == 200
 
 

@@ -1,4 +1,5 @@
-"""The judge console, the big screen and the history pages (referees/pages/console.py)."""
+"""The judge console, the big screen and the history pages (referees/pages/console.py,
+screen.py and history.py)."""
 
 from __future__ import annotations
 

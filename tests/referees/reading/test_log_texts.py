@@ -17,7 +17,7 @@ from django.utils.translation import override
 
 from referees import services
 from referees.models import LogEntry, Player
-from referees.services import roster
+from referees.services.players import player_rename
 from referees.texts.log import SENTENCES, log_kind, log_text
 from referees.texts.log_turns import TURN_SENTENCES
 from referees.texts.log_words import LogContext
@@ -37,7 +37,7 @@ def _play(game: Game) -> None:
     general = game.player("crab")
     daimyo = game.player("crab", "daimyo")
     services.player_token_reissue(player=general, actor=judge, now=now())
-    roster.player_rename(
+    player_rename(
         tournament_id=game.id, player_id=general.pk, name="Hida Kisada", actor=judge, now=now()
     )
     services.announcement_post(tournament_id=game.id, text="Lunch at 13:00", actor=judge, now=now())

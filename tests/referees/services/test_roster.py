@@ -1,5 +1,6 @@
-"""referees.services.roster: lists of players read, previewed under R1 and stored all at once
-or not at all; a player renamed, moved, removed or replaced, each logged; the API over them."""
+"""referees.forms.roster and referees.services.roster: lists of players read, previewed
+under R1 and stored all at once or not at all; a player renamed, moved, removed or
+replaced, each logged; the API over them."""
 
 from __future__ import annotations
 
@@ -10,9 +11,17 @@ import pytest
 from django.utils import timezone
 
 from referees import services
+from referees.forms.roster import (
+    MAX_TEXT,
+    roster_csv_decode,
+    roster_lines,
+    roster_parse,
+    roster_parse_csv,
+)
 from referees.kernel.core import TournamentError
 from referees.models import LogEntry, Player
 from referees.services import roster
+from referees.services.players import player_move, player_remove, player_rename, player_replace
 from sl5r.api_errors import error_status
 from sl5r.rules.roles import Role
 from strategic_map.models import Army
@@ -22,7 +31,7 @@ pytestmark = pytest.mark.django_db
 
 
 def lines(text: str) -> list[roster.RosterLine]:
-    return roster.roster_parse(text)
+    return roster_parse(text)
 
 
 def count(game: Game) -> int:
@@ -92,11 +101,9 @@ def test_paste_ignores_a_byte_order_mark() -> None:
 
 
 def test_csv_with_a_header_a_bom_and_russian_clan_names() -> None:
-    text = roster.roster_csv_decode(
-        "\ufeffname,clan,role\nИван,Краб,Генерал\nАнна,Журавль,\n".encode()
-    )
+    text = roster_csv_decode("\ufeffname,clan,role\nИван,Краб,Генерал\nАнна,Журавль,\n".encode())
 
-    parsed = roster.roster_parse_csv(text)
+    parsed = roster_parse_csv(text)
 
     assert [(p.number, p.name, p.clan, p.role) for p in parsed] == [
         (2, "Иван", "Краб", "Генерал"),
@@ -105,13 +112,13 @@ def test_csv_with_a_header_a_bom_and_russian_clan_names() -> None:
 
 
 def test_csv_sniffs_semicolons_and_reads_a_russian_header_in_any_order() -> None:
-    parsed = roster.roster_parse_csv('роль;имя;клан\nдаймё;"Смит; Джон";Лев\n')
+    parsed = roster_parse_csv('роль;имя;клан\nдаймё;"Смит; Джон";Лев\n')
 
     assert [(p.name, p.clan, p.role) for p in parsed] == [("Смит; Джон", "Лев", "даймё")]
 
 
 def test_csv_without_a_header_is_name_clan_role() -> None:
-    parsed = roster.roster_parse_csv("Ivan,crab,general\n\nOleg,,\n")
+    parsed = roster_parse_csv("Ivan,crab,general\n\nOleg,,\n")
 
     assert [(p.number, p.name, p.clan, p.role) for p in parsed] == [
         (1, "Ivan", "crab", "general"),
@@ -120,19 +127,19 @@ def test_csv_without_a_header_is_name_clan_role() -> None:
 
 
 def test_csv_from_a_russian_spreadsheet_in_windows_1251_is_read() -> None:
-    text = roster.roster_csv_decode("Иван;Краб;Генерал\n".encode("cp1251"))
+    text = roster_csv_decode("Иван;Краб;Генерал\n".encode("cp1251"))
 
-    assert roster.roster_parse_csv(text)[0].clan == "Краб"
+    assert roster_parse_csv(text)[0].clan == "Краб"
 
 
 def test_a_binary_file_is_refused_as_not_csv() -> None:
     with pytest.raises(TournamentError, match="file: this is not a text file"):
-        roster.roster_csv_decode(b"PK\x03\x04\x00\x00")
+        roster_csv_decode(b"PK\x03\x04\x00\x00")
 
 
 def test_a_list_too_long_is_refused() -> None:
     with pytest.raises(TournamentError, match="lines: at most") as refused:
-        roster.roster_lines("x" * (roster.MAX_TEXT + 1))
+        roster_lines("x" * (MAX_TEXT + 1))
     assert error_status(refused.value) == 413
 
 
@@ -287,7 +294,7 @@ def test_rename_in_any_phase_is_logged_with_the_old_name(make_game: Callable[...
     game = make_game(16, phase="running")
     player = game.player("crab")
 
-    roster.player_rename(
+    player_rename(
         tournament_id=game.id,
         player_id=player.pk,
         name="  Ivan   Petrov ",
@@ -306,7 +313,7 @@ def test_rename_refuses_an_empty_name_and_another_players_name(
 ) -> None:
     game = make_game(16, phase="setup")
     player, other = game.player("crab"), game.player("crane")
-    rename = roster.player_rename
+    rename = player_rename
 
     with pytest.raises(TournamentError, match="name: give the player's name"):
         rename(
@@ -332,7 +339,7 @@ def test_a_player_of_another_tournament_is_not_found(make_game: Callable[..., Ga
     other = make_game(16, phase="setup", name="Other")
 
     with pytest.raises(TournamentError) as refused:
-        roster.player_rename(
+        player_rename(
             tournament_id=game.id,
             player_id=other.players[0].pk,
             name="X",
@@ -346,7 +353,7 @@ def test_a_player_of_another_tournament_is_not_found(make_game: Callable[..., Ga
 
 
 def move(game: Game, player: Player, clan: str, role: str) -> Player:
-    return roster.player_move(
+    return player_move(
         tournament_id=game.id,
         player_id=player.pk,
         clan=clan,
@@ -440,7 +447,7 @@ def test_players_moved_around_still_make_a_line_up_that_starts(
     game = make_game(16, phase="setup", lineup={})
     register(game, "\n".join(f"P{i}" for i in range(15)))
     first = Player.objects.get(tournament=game.tournament, name="P0")  # crab-1
-    roster.player_remove(
+    player_remove(
         tournament_id=game.id, player_id=first.pk, actor=game.judge_actor, now=timezone.now()
     )
     register(game, "Late; crab\nLater")
@@ -458,7 +465,7 @@ def test_remove_during_set_up_deletes_the_player_and_his_army_and_renumbers(
     game = make_game(48, phase="setup", lineup={"crab": ["general"] * 4})
     second = game.player("crab", n=2)
 
-    roster.player_remove(
+    player_remove(
         tournament_id=game.id, player_id=second.pk, actor=game.judge_actor, now=timezone.now()
     )
 
@@ -481,7 +488,7 @@ def test_remove_after_the_start_is_refused(make_game: Callable[..., Game]) -> No
     player = game.player("crab")
 
     with pytest.raises(TournamentError, match="replace a player instead"):
-        roster.player_remove(
+        player_remove(
             tournament_id=game.id, player_id=player.pk, actor=game.judge_actor, now=timezone.now()
         )
     assert Player.objects.filter(pk=player.pk).exists()
@@ -491,7 +498,7 @@ def test_remove_after_the_start_is_refused(make_game: Callable[..., Game]) -> No
 
 
 def replace(game: Game, player: Player, name: str) -> Player:
-    return roster.player_replace(
+    return player_replace(
         tournament_id=game.id,
         player_id=player.pk,
         name=name,
