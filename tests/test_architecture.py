@@ -343,3 +343,50 @@ def test_only_strategic_map_reads_or_writes_the_board_json() -> None:
             )
 
     assert not offences, "the board's JSON touched outside strategic_map:\n" + "\n".join(offences)
+
+
+# Issue 41: a module of the two apps holds one idea and a function one step. Hot paths that
+# a benchmark justifies longer may be named here, with the benchmark (none needs it today).
+MODULE_LINES_MOST = 600
+FUNCTION_LINES_MOST = 80
+LONG_ALLOWED: dict[str, str] = {}
+
+
+def long_code(path: Path, name: str) -> list[str]:
+    """What in ``path`` is over the sizes above, each as ``name[:line] function: lines``."""
+    text = path.read_text(encoding="utf-8")
+    found = []
+    if len(text.splitlines()) > MODULE_LINES_MOST:
+        found.append(f"{name}: {len(text.splitlines())} lines")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            if lines > FUNCTION_LINES_MOST:
+                found.append(f"{name}:{node.lineno} {node.name}: {lines} lines")
+    return found
+
+
+def test_no_module_of_the_apps_passes_600_lines_nor_a_function_80() -> None:
+    offences = [
+        found
+        for app in ("referees", "battles")
+        for path in sorted((BASE_DIR / app).rglob("*.py"))
+        if "migrations" not in path.parts and str(path.relative_to(BASE_DIR)) not in LONG_ALLOWED
+        for found in long_code(path, str(path.relative_to(BASE_DIR)))
+    ]
+
+    assert not offences, "too long to find one's way in:\n" + "\n".join(offences)
+
+
+def test_the_size_check_counts_a_function_from_def_to_its_last_line(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+
+    def body(lines: int) -> str:
+        return "".join(f"    x = {n}\n" for n in range(lines))
+
+    # 1 + 80 lines is one too many; 1 + 79 is just allowed.
+    probe.write_text(
+        f"def long() -> None:\n{body(80)}\n\ndef short() -> None:\n{body(79)}", encoding="utf-8"
+    )
+
+    assert long_code(probe, "probe.py") == ["probe.py:1 long: 81 lines"]
