@@ -321,6 +321,7 @@ class Behaviour:
     reads_since: bool  # an event's ``since`` equal to its version: no fetch
     since_while_fetching: bool  # … even while a fetch is out
     reads_pong: bool  # a pong's newer version: fetch
+    reads_pong_since: bool = False  # a pong's ``since`` at most its version: no fetch (issue 42)
     refresh_after_order: bool  # general.js's own fetch after its order is answered
     pong_grace: float = 0.0  # … after this long, if the event has not caught the page up
 
@@ -336,6 +337,7 @@ class Behaviour:
             )
             + ", a pong's version "
             + ("read" if self.reads_pong else "not read")
+            + (" with its `since`" if self.reads_pong_since else "")
             + (f" (fetched {self.pong_grace:g} s later if still behind)" if self.pong_grace else "")
             + (", a fetch after its own order" if self.refresh_after_order else "")
         )
@@ -348,6 +350,7 @@ LEAN = Behaviour(
     reads_since=True,
     since_while_fetching=True,
     reads_pong=True,
+    reads_pong_since=True,
     refresh_after_order=False,
 )
 
@@ -361,8 +364,10 @@ def live_js_read(path: Path = LIVE_JS) -> Behaviour:
         found = re.search(rf"const {name} = (\d+)", text)
         return int(found.group(1)) / 1000 if found else default
 
-    reads_since = "message.since" in text
-    pong_block = text[text.find('message.type === "pong"') :][:900]
+    pong_start = text.find('message.type === "pong"')
+    event_start = text.find('message.type === "event"')
+    pong_block = text[pong_start:event_start] if 0 <= pong_start < event_start else ""
+    reads_since = "message.since" in text[event_start:] if event_start >= 0 else False
     # players.js: the page's own fetch after a change is skipped while the socket is live.
     players = PLAYERS_JS.read_text(encoding="utf-8") if PLAYERS_JS.exists() else ""
     return Behaviour(
@@ -373,6 +378,7 @@ def live_js_read(path: Path = LIVE_JS) -> Behaviour:
         since_while_fetching=reads_since
         and re.search(r"message\.since[^\n]*!fetching", text) is None,
         reads_pong='message.type === "pong"' in text,
+        reads_pong_since="message.since" in pong_block,
         refresh_after_order="if (live && !evenLive) return" not in players,
         pong_grace=seconds("CATCH_UP_MS", 1.0) if "catchUpTimer" in pong_block else 0.0,
     )
@@ -538,6 +544,16 @@ class Page:
             self.frames["pong"] += 1
             if isinstance(version, int):
                 self.frames["pong with a version"] += 1
+                since = message.get("since")
+                if (
+                    self.behaviour.reads_pong_since
+                    and isinstance(since, int)
+                    and since <= self.version
+                ):
+                    self.frames["pong with since: nothing changed"] += 1
+                    if version > self.version and not self.fetching:
+                        self.version = version
+                    return
                 if self.behaviour.reads_pong and version > self.version:
                     self.frames["pong with a newer version"] += 1
                     self.heard = max(self.heard, version)

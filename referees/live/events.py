@@ -48,6 +48,11 @@ log = logging.getLogger(__name__)
 EVENT_TYPE = "tournament.event"
 """The channel-layer message type; consumers handle it in ``tournament_event``."""
 
+VERSION_TYPE = "tournament.version"
+"""The note the public group gets of a change the public does not see (an order): its
+version only, so that each process's public hub can vouch that its sockets' views stand
+(``referees.live.hubs``); no socket is sent anything for it."""
+
 PUBLIC_FIELDS = ("turn", "phase")
 """Besides ``version`` and ``kind``, the only fields an event may carry (public to all)."""
 
@@ -98,9 +103,9 @@ def event_payload(*, version: int, kind: str, **data: Any) -> dict[str, Any]:
     return message
 
 
-# Changes that alter nothing the public may see: the public group is not told (and no
-# public state is built) — an order is given up to 48 times a second in a burst, and the
-# public's next event or fetch carries the newer version anyway. A Daimyo's instruction is
+# Changes that alter nothing the public may see: the public group is told only the version
+# (``VERSION_TYPE``; no public state is built, no public socket is sent anything) — an order
+# is given up to 48 times a second in a burst. A Daimyo's instruction is
 # read by his Generals only; a call for a judge and a check-in by the judges (R1.1: the big
 # screen shows nothing of them).
 NOT_PUBLIC_KINDS = frozenset({"order", "instruction", "call", "checkin"})
@@ -146,6 +151,8 @@ def event_send(
         {**message, "route": event_route(kinds or (kind,), data)},
     )
     if kind in NOT_PUBLIC_KINDS:
+        note = {"type": VERSION_TYPE, "version": message["version"]}
+        _group_send(layer, tournament_public_group(tournament_id), note)
         return
     public = dict(message)
     state = public_state(tournament_id)

@@ -28,11 +28,20 @@ process's channels share (capacity 100): hundreds of sockets missed ``turn_resol
 each page then fetched its state over HTTP. Now a process joins once per tournament; for
 each event the hub works out which of its sockets' views the change touched (``Sight``,
 ``view_changed``), has each such view built once (``referees.reading.state.views_json``: every
-view of a version is cut from one reading) and sends it in the frame (``state``); the
-others get ``since``: the version their view is unchanged from, so that a page holding it
-just moves its version on (an order touches the judges', its General's and his Daimyo's
-views only). A view is built for the socket's own viewer, by what it was admitted as
-(R1.1); a page that cannot take the frame as it is (a missed version) fetches the state.
+view of a version is cut from one reading) and sends it in the frame (``state``). A view is
+built for the socket's own viewer, by what it was admitted as (R1.1); a page that cannot take
+the frame as it is (a missed version) fetches the state.
+
+Only to the sockets whose view changed (issue 42). An order touches the judges', its
+General's and his Daimyo's views only; the other sockets of the tournament get no frame at
+all (they used to get ``since``, one message per socket per order: at a deadline most of a
+process's sends). Each member keeps the version of the last view it was sent
+(``Member.current``) and the hub the newest version it has delivered (``seen``), so that a
+pong can vouch for the versions in between: nothing this socket sees changed from
+``current`` to ``seen`` (``PublicHub.vouched``). The public hub hears of every version too:
+the changes the public does not see reach it as a bare note (``VERSION_TYPE``), which costs
+one message per process, not one per socket. A hub that missed a version (a gap) vouches for
+nobody until each of its sockets was sent a view again.
 """
 
 from __future__ import annotations
@@ -50,6 +59,7 @@ from asgiref.typing import ASGISendCallable, WebSocketSendEvent
 from referees.live.events import (
     EVENT_TYPE,
     PUBLIC_FIELDS,
+    VERSION_TYPE,
     tournament_group,
     tournament_public_group,
 )
@@ -139,15 +149,18 @@ def view_changed(sight: Sight, route: Mapping[str, Any]) -> bool:
 
 
 class Member:
-    """One local socket: its ASGI ``send``, the frames held until its hello, and (judges
-    and players) whose view it gets."""
+    """One local socket: its ASGI ``send``, the frames held until its hello, (judges and
+    players) whose view it gets, and the version of the last view it was sent or greeted
+    with (``current``; None while unknown: before its hello, or after the hub missed a
+    version)."""
 
-    __slots__ = ("held", "send", "sight")
+    __slots__ = ("current", "held", "send", "sight")
 
     def __init__(self, send: Send, sight: Sight | None = None) -> None:
         self.send = send
         self.held: list[str] | None = []  # None once ready
         self.sight = sight
+        self.current: int | None = None
 
 
 class PublicHub:
@@ -167,6 +180,9 @@ class PublicHub:
         self.task: asyncio.Task[None] | None = None
         self.received = 0  # layer messages taken by this hub: one per event, whatever the sockets
         self.closed = False
+        # The newest version whose frames this hub has sent (0: none yet). Every version up
+        # to it that reached the hub was delivered; a gap made every member's view unknown.
+        self.seen = 0
 
     async def start(self) -> None:
         try:
@@ -205,16 +221,49 @@ class PublicHub:
             self.received += 1
             if message.get("type") == EVENT_TYPE:
                 await self.on_event(message)
+            elif message.get("type") == VERSION_TYPE:
+                self.on_version(int(message["version"]))
 
     async def on_event(self, message: dict[str, Any]) -> None:
-        await self.broadcast(event_frame(message, public=True))
+        version = int(message["version"])
+        self.gap_check(version)
+        await self.broadcast(event_frame(message, public=True), current=version)
+        self.seen = max(self.seen, version)
 
-    async def broadcast(self, frame: str, keys: list[int] | None = None) -> None:
+    def on_version(self, version: int) -> None:
+        """A change the public does not see: its sockets' views stand, at a newer version."""
+        self.gap_check(version)
+        self.seen = max(self.seen, version)
+
+    def gap_check(self, first: int) -> bool:
+        """Whether versions before ``first`` were missed since the last delivered one; then
+        no member's view is vouched for until it is sent one again. The first message of a
+        new hub is trusted as each socket's hello is: the hub joined the group before it."""
+        if self.seen == 0 or first <= self.seen + 1:
+            return False
+        for member in self.members.values():
+            member.current = None
+        return True
+
+    def vouched(self, key: int) -> tuple[int, int | None]:
+        """What a pong may say for the socket ``key``: the newest version delivered (or that
+        of its own view, if newer), and the version of its view, unchanged since (None: the
+        hub cannot say)."""
+        member = self.members.get(key)
+        current = None if member is None else member.current
+        return max(self.seen, current or 0), current
+
+    async def broadcast(
+        self, frame: str, keys: list[int] | None = None, *, current: int | None = None
+    ) -> None:
         """``frame`` to every socket (or those of ``keys``) ready for it; held for the
-        others until their hello."""
+        others until their hello. ``current``: the version of the view the frame brings
+        (a page without its state fetches one at least as new)."""
         sent = 0
         chosen = self.members.items() if keys is None else self._chosen(keys)
         for key, member in list(chosen):
+            if current is not None:
+                member.current = max(member.current or 0, current)
             if member.held is not None:
                 member.held.append(frame)
                 continue
@@ -230,11 +279,13 @@ class PublicHub:
     def _chosen(self, keys: list[int]) -> list[tuple[int, Member]]:
         return [(key, self.members[key]) for key in keys if key in self.members]
 
-    async def ready(self, key: int) -> None:
-        """The socket said hello: send what arrived meanwhile, then every frame as it comes."""
+    async def ready(self, key: int, version: int) -> None:
+        """The socket said hello (at ``version``, read after the hub joined the group): send
+        what arrived meanwhile, then every frame as it comes."""
         member = self.members.get(key)
         if member is None or member.held is None:
             return
+        member.current = max(member.current or 0, version)
         while member.held:
             frame = member.held.pop(0)
             await member.send(_text(frame))
@@ -296,15 +347,15 @@ class ViewerHub(PublicHub):
     async def deliver(self, message: dict[str, Any]) -> None:
         route = message.get("route")
         route = route if isinstance(route, dict) else {}
+        version = int(message["version"])
+        if self.gap_check(int(message.get("since", version - 1)) + 1):
+            route = {}  # a version was missed: any view may have changed
         changed: dict[View, list[int]] = {}
-        unchanged: list[int] = []
         for key, member in self.members.items():
             if member.sight is None:
                 continue
-            if view_changed(member.sight, route):
+            if member.current is None or view_changed(member.sight, route):
                 changed.setdefault(member.sight.view, []).append(key)
-            else:
-                unchanged.append(key)
         head = event_frame(message, public=False)
         built: Mapping[View, ViewBuilt | None] = {}
         if changed:
@@ -325,7 +376,7 @@ class ViewerHub(PublicHub):
         for view, keys in changed.items():
             done = built.get(view)
             if done is None:
-                await self.broadcast(head, keys)
+                await self.broadcast(head, keys, current=version)
                 continue
             for key in keys:  # his role, clan or army may have changed with this version
                 seated = self.members.get(key)
@@ -333,10 +384,9 @@ class ViewerHub(PublicHub):
                     seated.sight = replace(
                         seated.sight, role=done.role, clan=done.clan, army=done.army
                     )
-            await self.broadcast(_spliced(head, "state", done.json), keys)
-        if unchanged:
-            since = int(message.get("since", int(message["version"]) - 1))
-            await self.broadcast(_spliced(head, "since", str(since)), unchanged)
+            await self.broadcast(_spliced(head, "state", done.json), keys, current=version)
+        # The others' views stand: no frame (a pong vouches for them, ``vouched``).
+        self.seen = max(self.seen, version)
 
 
 def events_merged(batch: list[dict[str, Any]]) -> dict[str, Any]:

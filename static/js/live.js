@@ -11,11 +11,12 @@
 //   setInterval(() => show(remainingSeconds(lastState, lastOffset)), 250);
 //   live.close();
 //
-// An event says that something changed (a version, a kind, maybe a turn or phase) and
-// brings this viewer's new state (`state`, built by the server for what this socket was
-// admitted as), or says that nothing this viewer sees changed since a version (`since`);
-// otherwise, and whenever a version was missed, the state comes from
-// GET /api/tournaments/<id>/state. A pong carries the server's version, so a lost event is
+// An event says that something this viewer sees changed (a version, a kind, maybe a turn or
+// phase) and brings his new state (`state`, built by the server for what this socket was
+// admitted as); otherwise, and whenever a version was missed, the state comes from
+// GET /api/tournaments/<id>/state. A change he does not see sends him nothing: a pong says
+// the newest version his view stands at, and since which version it is unchanged (`since`),
+// so a page holding that view moves its version on without a fetch, and a lost event is
 // noticed at the next ping; the state is also fetched on every reconnect and every 5 min.
 //
 // "live" is a promise to the player that what he sends reaches the judge and that what he
@@ -159,9 +160,19 @@ export function connectLive({
       if (message.version !== version || connectedBefore) refresh();
       connectedBefore = true;
     } else if (message.type === "pong") {
-      // The version the server last read: higher than ours means an event was lost, or is
-      // on its way (at a deadline the pong may overtake it). Give it a moment to arrive
-      // with our state before fetching one.
+      // `since`: the version of the last view the server sent this page, unchanged up to the
+      // pong's version (another clan's orders, which it sends this page nothing for). Holding
+      // it, the page is current at that version without a fetch.
+      // (While a fetch is out, its answer is as good: nothing changed in between.)
+      if (Number.isInteger(message.since) && message.since <= version) {
+        if (Number.isInteger(message.version) && message.version > version && !fetching) {
+          version = message.version;
+        }
+        return;
+      }
+      // A higher version without `since` means an event was lost, or is on its way (at a
+      // deadline the pong may overtake it). Give it a moment to arrive with our state
+      // before fetching one.
       if (Number.isInteger(message.version) && message.version > version) {
         heard = Math.max(heard, message.version);
         if (!catchUpTimer) {
@@ -173,12 +184,6 @@ export function connectLive({
       }
     } else if (message.type === "event" && message.version > version) {
       heard = Math.max(heard, message.version);
-      if (message.since === version && !fetching) {
-        // Nothing this viewer sees changed since the version we hold (another clan's
-        // order, say): the state stands for the new version too.
-        version = message.version;
-        return;
-      }
       const state = message.state;
       if (state?.tournament?.version >= version && state.tournament.clock?.server_time) {
         // Built by the server when the change committed, sent a moment ago: its

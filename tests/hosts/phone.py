@@ -180,10 +180,10 @@ class Phones:
 
     def on_message(self, page: Page, message: dict[str, Any], http: httpx.AsyncClient) -> None:
         """live.js's onMessage, given a message of the table (``message_read``): the state
-        an event carries is taken as it is, an event that changed nothing this viewer sees
-        (``since``) moves the version on, a pong naming a newer version is given a second to
-        be followed by its event (one without a version says nothing), anything else
-        fetches."""
+        an event carries is taken as it is, a pong vouching for the state it holds
+        (``since``) moves the version on, a pong naming a newer version without it is given a
+        second to be followed by its event (one without a version says nothing), anything
+        else fetches."""
         kind = message["type"]
         version = message["version"]
         if kind == "hello":
@@ -193,15 +193,15 @@ class Phones:
         elif kind == "pong":
             if version is None:
                 page.pongs_without_version += 1
+            elif message["since"] is not None and message["since"] <= page.version:
+                if version > page.version and not page.fetching:
+                    page.show(version)
             elif version > page.version:
                 page.heard = max(page.heard, version)
                 self.later(CATCH_UP, page, http)
         elif kind == "event" and version > page.version:
             page.events.append((time.time(), version, message["kind"]))
             page.heard = max(page.heard, version)
-            if message["since"] == page.version and not page.fetching:
-                page.show(version)
-                return
             state = message["state"] or {}
             if state.get("tournament", {}).get("version", -1) >= page.version:
                 page.show(int(state["tournament"]["version"]), phase_of(state["tournament"]))

@@ -181,8 +181,9 @@ async def test_player_joined_by_session_and_judge_by_api_key_get_order_events(
     game16: Game,
 ) -> None:
     """A device that opened its join link (session) and a judge's ``?token=`` API key are
-    let in like the API lets them in; both hear about a stored order: the judge with his
-    view, which lists it; a General of another clan with ``since``, his view unchanged."""
+    let in like the API lets them in; the judge hears about a stored order with his view,
+    which lists it; a General of another clan is sent nothing for it (issue 42), and his
+    pong vouches that the view he holds stands at the new version."""
     # given
     general = await database_sync_to_async(game16.player)("crane")
     join_token = await database_sync_to_async(game16.token)(general)
@@ -190,7 +191,7 @@ async def test_player_joined_by_session_and_judge_by_api_key_get_order_events(
     key = await database_sync_to_async(judge_key_create)(user=game16.judge, label="ws")
     player = communicator(game16.id, cookie=cookie)
     judge = communicator(game16.id, token=key.key)
-    await connected(player)
+    hello = await connected(player)
     await connected(judge)
 
     # when
@@ -198,11 +199,12 @@ async def test_player_joined_by_session_and_judge_by_api_key_get_order_events(
 
     # then
     version = await database_sync_to_async(version_of)(game16)
-    event = await player.receive_json_from(timeout=TIMEOUT)
-    assert event == {"type": "event", "version": version, "kind": "order", "since": version - 1}
     event = await judge.receive_json_from(timeout=TIMEOUT)
     assert event["kind"] == "order"
     assert [o["army"] for o in event["state"]["orders"]] == ["crab-1"]
+    # Frames on a socket keep their order: the first one after a ping is its pong.
+    pong = await pong_at(player, version)
+    assert pong == {"type": "pong", "version": version, "since": hello["version"]}
     for comm in (player, judge):
         await comm.disconnect()
 
@@ -249,9 +251,9 @@ async def test_events_tell_a_general_under_a_daimyo_nothing_but_his_own_view(
     await database_sync_to_async(corrections)()
 
     # then
-    texts = [await next_event_text(comm) for _ in range(4)]
+    texts = [await next_event_text(comm) for _ in range(3)]
     kinds = [json.loads(t)["kind"] for t in texts]
-    assert kinds == ["order", "correction", "correction", "turn_resolved"]
+    assert kinds == ["correction", "correction", "turn_resolved"]  # not the Crab's order
     own = general.army.code
     for text in texts:
         event = json.loads(text)
@@ -523,8 +525,10 @@ async def test_a_pong_says_a_version_no_event_announced(
     game16: Game, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 33: an event lost on its way (a full channel) leaves the socket open and the
-    page on an old version; the next pong carries the newer version, so the page fetches."""
+    page on an old version; once it is late (issue 42: ``EVENT_LATE_SECONDS``), the next pong
+    carries the newer version without ``since``, so the page fetches."""
     monkeypatch.setattr(consumers, "VERSION_FRESH_SECONDS", 0.0)
+    monkeypatch.setattr(consumers, "EVENT_LATE_SECONDS", 0.0)
     comm = communicator(game16.id)
     hello = await connected(comm)
 
@@ -546,8 +550,41 @@ async def test_ping_gets_pong(game16: Game) -> None:
     await comm.send_json_to({"type": "ping"})
 
     version = await database_sync_to_async(version_of)(game16)
-    assert await comm.receive_json_from(timeout=TIMEOUT) == {"type": "pong", "version": version}
+    pong = await comm.receive_json_from(timeout=TIMEOUT)
+    assert pong == {"type": "pong", "version": version, "since": version}
     await comm.disconnect()
+
+
+async def test_a_pong_overtaking_its_event_does_not_make_the_page_fetch(
+    game16: Game, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 42: at a busy deadline the database says a version whose event is still on
+    its way to the hub; for ``EVENT_LATE_SECONDS`` the pong vouches only for what the hub
+    delivered, so the page waits for its event instead of fetching."""
+    monkeypatch.setattr(consumers, "VERSION_FRESH_SECONDS", 0.0)
+    comm = communicator(game16.id)
+    hello = await connected(comm)
+
+    def moved_without_an_event() -> None:
+        Campaign.objects.filter(pk=game16.tournament.campaign_id).update(version=F("version") + 1)
+
+    await database_sync_to_async(moved_without_an_event)()
+    await comm.send_json_to({"type": "ping"})
+
+    pong = await comm.receive_json_from(timeout=TIMEOUT)
+    assert pong == {"type": "pong", "version": hello["version"], "since": hello["version"]}
+    await comm.disconnect()
+
+
+async def pong_at(comm: WebsocketCommunicator, version: int) -> dict[str, Any]:
+    """Ping until the pong says ``version`` (the hub has delivered it), and return that pong."""
+    for _ in range(50):
+        await comm.send_json_to({"type": "ping"})
+        pong: dict[str, Any] = await comm.receive_json_from(timeout=TIMEOUT)
+        assert pong["type"] == "pong", pong
+        if pong["version"] == version:
+            return pong
+    raise AssertionError(f"no pong said version {version}: the last said {pong}")
 
 
 @pytest.mark.parametrize(

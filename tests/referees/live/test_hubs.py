@@ -180,7 +180,7 @@ async def test_a_frame_arriving_before_hello_is_sent_after_it(game16: Game) -> N
     await hub.broadcast("early")
     assert sent == []
     sent.append("hello")
-    await hub.ready(1)
+    await hub.ready(1, 0)
     await hub.broadcast("late")
 
     assert sent == ["hello", "early", "late"]
@@ -243,7 +243,7 @@ async def test_two_processes_on_redis_each_take_the_event_once_for_all_their_soc
             hub = await fanout.hub_join(
                 layer=layer, tournament_id=tournament_id, key=key, send=send
             )
-            await hub.ready(key)
+            await hub.ready(key, 0)
             hubs.append(hub)
         assert len({id(hub) for hub in hubs}) == 2
 

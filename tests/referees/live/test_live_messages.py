@@ -82,11 +82,12 @@ async def frames(comm: WebsocketCommunicator) -> list[str]:
 async def test_the_server_sends_only_messages_of_the_table_and_every_one_of_them(
     game16: Game, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A judge's, a General's and the public's sockets through a turn: hellos, pongs (one
-    while the database is away: its version null), an order (the judge's view, ``since``
-    for another clan's General), a view that could not be built (neither), the turn
-    resolved (``turn``, ``phase``, each his ``state``), the game ended. Every frame fits the
-    table, and every type and field of the table, and every null it allows, is sent."""
+    """A judge's, a General's and the public's sockets through a turn: hellos, pongs (with
+    ``since``; one while the database is away: its version null, no ``since``), an order
+    (the judge's view; nothing for another clan's General), a view that could not be built
+    (no state), the turn resolved (``turn``, ``phase``, each his ``state``), the game ended.
+    Every frame fits the table, and every type and field of the table, and every null it
+    allows, is sent."""
     # given
     key = await database_sync_to_async(judge_key_create)(user=game16.judge, label="table")
     crane = await database_sync_to_async(game16.player)("crane")
@@ -144,7 +145,9 @@ async def test_the_server_sends_only_messages_of_the_table_and_every_one_of_them
                 assert any(name not in m for m in of_kind), f"every {kind} carried {name}"
 
 
-SENT_TYPE = re.compile(r"send_json\(\s*\{\s*\"type\":\s*\"(\w+)\"")
+# What a consumer sends itself: ``send_json({"type": …})``, or a message it builds to send
+# (``return {"type": "pong", …}``).
+SENT_TYPE = re.compile(r"(?:send_json\(|return )\s*\{\s*\"type\":\s*\"(\w+)\"")
 
 
 def test_every_type_the_consumers_write_is_in_the_table() -> None:
@@ -225,20 +228,24 @@ def test_the_phones_refuse_a_frame_that_is_not_in_the_table(frame: str, problem:
 
 
 def test_the_phones_read_a_null_version_and_fill_in_what_an_event_leaves_out() -> None:
-    assert message_read('{"type": "pong", "version": null}') == {"type": "pong", "version": None}
-    event = message_read('{"type": "event", "version": 4, "kind": "order", "since": 3}')
+    assert message_read('{"type": "pong", "version": null}') == {
+        "type": "pong", "version": None, "since": None,
+    }  # fmt: skip
+    assert message_read('{"type": "pong", "version": 5, "since": 3}')["since"] == 3
+    event = message_read('{"type": "event", "version": 4, "kind": "order"}')
     assert event == {
-        "type": "event", "version": 4, "kind": "order", "since": 3,
+        "type": "event", "version": 4, "kind": "order",
         "turn": None, "phase": None, "state": None,
     }  # fmt: skip
 
 
 async def test_a_phone_takes_a_pong_without_a_version_as_live_js_does() -> None:
-    """It says the socket is alive and nothing about the version: no fetch, no failure."""
+    """It says the socket is alive and nothing about the version: no fetch, no failure. A
+    pong vouching for the view the page holds (``since``) moves its version on."""
     phones = Phones("https://referee.example.org", certifi.where())
     page = Page(tournament=1, token="t" * 20, version=5)
     pong = message_read('{"type": "pong", "version": null}')
-    unchanged = message_read('{"type": "event", "version": 6, "kind": "order", "since": 5}')
+    unchanged = message_read('{"type": "pong", "version": 6, "since": 5}')
     for message in (pong, unchanged):
         phones.on_message(page, message, http=None)  # nothing to fetch
     assert (page.pongs_without_version, page.version, phones.tasks) == (1, 6, set())
