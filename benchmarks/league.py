@@ -324,10 +324,17 @@ class Behaviour:
     reads_pong_since: bool = False  # a pong's ``since`` at most its version: no fetch (issue 42)
     refresh_after_order: bool  # general.js's own fetch after its order is answered
     pong_grace: float = 0.0  # … after this long, if the event has not caught the page up
+    heartbeat: float | None = None  # the server's pongs: pings only when they are late (issue 42)
 
     def describe(self) -> str:
         return (
-            f"ping every {self.ping:g} s, a silent socket replaced after {self.stale:g} s, "
+            f"ping every {self.ping:g} s"
+            + (
+                f" once the server's pongs are late ({self.heartbeat:g} s)"
+                if self.heartbeat
+                else ""
+            )
+            + f", a silent socket replaced after {self.stale:g} s, "
             + (f"a fetch every {self.safety_net:g} s" if self.safety_net else "no periodic fetch")
             + ", `since` "
             + (
@@ -381,6 +388,7 @@ def live_js_read(path: Path = LIVE_JS) -> Behaviour:
         reads_pong_since="message.since" in pong_block,
         refresh_after_order="if (live && !evenLive) return" not in players,
         pong_grace=seconds("CATCH_UP_MS", 1.0) if "catchUpTimer" in pong_block else 0.0,
+        heartbeat=seconds("HEARTBEAT_MS", 4.0) if "HEARTBEAT_MS + 1000" in text else None,
     )
 
 
@@ -623,7 +631,9 @@ class Page:
                     await asyncio.sleep(RECONNECT_SECONDS)
                     await self.reconnect()
                     continue
-                await ws.send({"type": "ping"})
+                quiet = time.monotonic() - self.last_heard
+                if self.behaviour.heartbeat is None or quiet >= self.behaviour.heartbeat + 1:
+                    await ws.send({"type": "ping"})
             await asyncio.sleep(every)
 
     async def safety_net(self, every: float) -> None:

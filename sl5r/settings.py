@@ -299,6 +299,10 @@ SL5R_BACKUP_KEEP = env_int(_env, "VENUE_BACKUP_KEEP", default=20)
 if SL5R_BACKUP_KEEP < 1:
     raise ImproperlyConfigured(f"VENUE_BACKUP_KEEP: at least 1, got {SL5R_BACKUP_KEEP}")
 
+# Every this many seconds each live-update socket is sent a pong of its own, the server's
+# heartbeat (referees/live/hubs.py; live.js's HEARTBEAT_MS says the same).
+SL5R_LIVE_HEARTBEAT_SECONDS = 4.0
+
 # The in-process clock sweeps for due tournaments every this many seconds
 # (referees/clock_thread.py).
 SL5R_CLOCK_INTERVAL = env_seconds(_env, "SL5R_CLOCK_INTERVAL", default=1.0)

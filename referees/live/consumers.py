@@ -175,11 +175,6 @@ def scope_language(scope: Mapping[str, Any]) -> str:
 # How long a process answers pings with the version it last read, per tournament (s): a
 # missed event is noticed within a ping and this; at most one query a second per tournament.
 VERSION_FRESH_SECONDS = 1.0
-# How long a pong vouches only for what this process's hub has delivered while the database
-# says a newer version (s): an event on its way (a busy deadline) arrives within it, and
-# the page fetches nothing; after it the event counts as lost and the pong says the newer
-# version, which the page fetches once (issue 42).
-EVENT_LATE_SECONDS = 10.0
 _versions: dict[int, tuple[float, int]] = {}
 _version_reads: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Lock]] = (
     weakref.WeakKeyDictionary()
@@ -220,7 +215,6 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
     hub: PublicHub | None = None
     viewer: str = ""
     tournament_id: int = 0
-    event_late_since: float | None = None  # when the database first said a version not delivered
 
     async def connect(self) -> None:
         tournament_id: int = self.scope["url_route"]["kwargs"]["tournament_id"]
@@ -253,6 +247,7 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
                 key=id(self),
                 send=self.base_send,
                 sight=sight,
+                version_read=version_recent,
             )
         self.group = self.hub.group
         self.tournament_id = tournament_id
@@ -313,23 +308,7 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json(self.pong(version))
 
     def pong(self, version: int | None) -> dict[str, Any]:
-        """The answer to a ping: the newest version this socket's view is known to stand
-        at, and ``since``: the version of the view it was last sent, unchanged up to there.
-        A page holding that view moves its version on without fetching (an order of another
-        clan changed nothing it sees, and it was sent nothing for it); a page behind it
-        missed a frame and fetches. While the database says a version the hub has not
-        delivered yet, the pong says the hub's for ``EVENT_LATE_SECONDS``: the event is on
-        its way, and a pong overtaking it must not make every page fetch (issue 42)."""
+        """The answer to a ping: this socket's pong from its hub (``PublicHub.pong``)."""
         if self.hub is None or version is None:
             return {"type": "pong", "version": version}
-        through, current = self.hub.vouched(id(self))
-        now = asyncio.get_running_loop().time()
-        if version <= through:
-            self.event_late_since = None
-        elif self.event_late_since is None:
-            self.event_late_since = now
-        if version > through and now - (self.event_late_since or now) >= EVENT_LATE_SECONDS:
-            return {"type": "pong", "version": version}  # lost: the page fetches once
-        if current is None:  # the hub cannot vouch for this view: the page compares
-            return {"type": "pong", "version": version}
-        return {"type": "pong", "version": through, "since": current}
+        return self.hub.pong(id(self), version)

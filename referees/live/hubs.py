@@ -50,11 +50,12 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from asgiref.typing import ASGISendCallable, WebSocketSendEvent
+from django.conf import settings
 
 from referees.live.events import (
     EVENT_TYPE,
@@ -76,6 +77,26 @@ REJOIN_SECONDS = 3600.0
 # After the layer failed (Redis gone), the hub waits this long before joining again; the
 # sockets themselves close and reconnect (their own channel fails the same way).
 RETRY_SECONDS = 1.0
+
+
+# The hub's heartbeat (issue 42, ``settings.SL5R_LIVE_HEARTBEAT_SECONDS``): every this many
+# seconds each ready socket is sent a pong of its own (the version its view stands at,
+# ``since``), so that a page knows the server hears it without sending pings: a ping went
+# through the whole consumer path (a receive, a dispatch, a read and a send) every 4 s per
+# page, which at 3,200 idle pages kept two processes busy; a frame written to a socket is
+# only the send. live.js pings only when it has heard nothing for longer (an older server,
+# or a network going silent).
+def heartbeat_seconds() -> float:
+    return float(getattr(settings, "SL5R_LIVE_HEARTBEAT_SECONDS", 4.0))
+
+
+# How long a pong vouches only for what this hub has delivered while the database says a
+# newer version (s): an event on its way (a busy deadline) arrives within it, and the page
+# fetches nothing; after it the event counts as lost and the pong says the newer version,
+# which the page fetches once.
+EVENT_LATE_SECONDS = 10.0
+
+VersionRead = Callable[[int], Awaitable[int]]
 
 # Frames written before the hub lets the loop run something else: 1,000 sockets are a few
 # milliseconds of writes, but pings and handshakes should not wait for all of them.
@@ -170,9 +191,14 @@ class PublicHub:
     def group_of(tournament_id: int) -> str:
         return tournament_public_group(tournament_id)
 
-    def __init__(self, layer: Any, tournament_id: int) -> None:
+    def __init__(
+        self, layer: Any, tournament_id: int, version_read: VersionRead | None = None
+    ) -> None:
         self.layer = layer
         self.tournament_id = tournament_id
+        self.version_read = version_read  # the database's version, for the heartbeat's pongs
+        self.heartbeat_task: asyncio.Task[None] | None = None
+        self.event_late_since: float | None = None  # when the database first said a newer one
         self.group = self.group_of(tournament_id)
         self.members: dict[int, Member] = {}
         self.channel = ""
@@ -195,6 +221,53 @@ class PublicHub:
             raise
         self.joined.set_result(None)
         self.task = asyncio.ensure_future(self.run())
+        if self.version_read is not None:
+            self.heartbeat_task = asyncio.ensure_future(self.heartbeat())
+
+    async def heartbeat(self) -> None:
+        """Every ``heartbeat_seconds()``, each ready socket its pong (see above)."""
+        assert self.version_read is not None
+        while not self.closed:
+            await asyncio.sleep(heartbeat_seconds())
+            try:
+                version: int | None = await self.version_read(self.tournament_id)
+            except Exception:  # the database is away: the pong still says the server is there
+                version = None
+            sent = 0
+            for key, member in list(self.members.items()):
+                if member.held is not None:
+                    continue
+                frame = json.dumps(self.pong(key, version), separators=(",", ":"))
+                try:
+                    await member.send(_text(frame))
+                except Exception:
+                    log.warning("dropped a socket of %s", self.group, exc_info=True)
+                    self.members.pop(key, None)
+                sent += 1
+                if sent % SENDS_BETWEEN_YIELDS == 0:
+                    await asyncio.sleep(0)
+
+    def pong(self, key: int, version: int | None) -> dict[str, Any]:
+        """The pong of the socket ``key``, the database saying ``version``: the newest
+        version its view is known to stand at, and ``since``: the version of the view it was
+        last sent, unchanged up to there. A page holding that view moves its version on
+        without fetching (an order of another clan changed nothing it sees, and it was sent
+        nothing for it); a page behind it missed a frame and fetches. While the database
+        says a version this hub has not delivered yet, the pong says the hub's for
+        ``EVENT_LATE_SECONDS``: the event is on its way, and a pong overtaking it must not
+        make every page fetch (issue 42)."""
+        if version is None:
+            return {"type": "pong", "version": None}
+        through, current = self.vouched(key)
+        now = asyncio.get_running_loop().time()
+        if version <= through:
+            self.event_late_since = None
+        elif self.event_late_since is None:
+            self.event_late_since = now
+        late = version > through and now - (self.event_late_since or now) >= EVENT_LATE_SECONDS
+        if late or current is None:  # lost, or a view the hub cannot vouch for: compare
+            return {"type": "pong", "version": version}
+        return {"type": "pong", "version": through, "since": current}
 
     async def run(self) -> None:
         rejoin_at = asyncio.get_running_loop().time() + REJOIN_SECONDS
@@ -293,10 +366,11 @@ class PublicHub:
 
     async def close(self) -> None:
         self.closed = True
-        if self.task is not None:
-            self.task.cancel()
-            # Its end (cancelled, or failed) is taken here, not raised: it is going anyway.
-            await asyncio.gather(self.task, return_exceptions=True)
+        tasks = [task for task in (self.task, self.heartbeat_task) if task is not None]
+        for task in tasks:
+            task.cancel()
+        # Their ends (cancelled, or failed) are taken here, not raised: they are going anyway.
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self.channel:
             try:
                 await self.layer.group_discard(self.group, self.channel)
@@ -312,8 +386,10 @@ class ViewerHub(PublicHub):
     def group_of(tournament_id: int) -> str:
         return tournament_group(tournament_id)
 
-    def __init__(self, layer: Any, tournament_id: int) -> None:
-        super().__init__(layer, tournament_id)
+    def __init__(
+        self, layer: Any, tournament_id: int, version_read: VersionRead | None = None
+    ) -> None:
+        super().__init__(layer, tournament_id, version_read)
         self.pending: list[dict[str, Any]] = []
         self.delivering: asyncio.Task[None] | None = None
 
@@ -438,11 +514,18 @@ def hub_of(layer: Any, tournament_id: int, kind: type[PublicHub] = PublicHub) ->
 
 
 async def hub_join(
-    *, layer: Any, tournament_id: int, key: int, send: Send, sight: Sight | None = None
+    *,
+    layer: Any,
+    tournament_id: int,
+    key: int,
+    send: Send,
+    sight: Sight | None = None,
+    version_read: VersionRead | None = None,
 ) -> PublicHub:
     """Register a socket (``key``: unique while it is open): a public one, or with its
     ``sight`` a judge's or player's. Returns once the hub is in the group, so that any
-    event committed after this is delivered to the socket.
+    event committed after this is delivered to the socket. With ``version_read`` a new hub
+    sends its sockets their pongs every ``heartbeat_seconds()``.
 
     Raises what the layer raised if the hub could not join the group.
     """
@@ -450,7 +533,7 @@ async def hub_join(
     index = (asyncio.get_running_loop(), layer, tournament_id, kind)
     hub = _hubs.get(index)
     if hub is None:
-        hub = _hubs[index] = kind(layer, tournament_id)
+        hub = _hubs[index] = kind(layer, tournament_id, version_read)
         hub.members[key] = Member(send, sight)
         try:
             await hub.start()

@@ -21,9 +21,9 @@
 //
 // "live" is a promise to the player that what he sends reaches the judge and that what he
 // sees is current, so it is only reported while the socket is open and the server was heard
-// from within STALE_MS (a ping goes out every PING_MS; any message counts). A Wi-Fi that
-// drops without closing the socket would otherwise leave the page saying "live" for
-// minutes, until TCP gave up. The browser's own "offline" is believed at once.
+// from within STALE_MS (the server sends a pong every HEARTBEAT_MS; any message counts). A
+// Wi-Fi that drops without closing the socket would otherwise leave the page saying "live"
+// for minutes, until TCP gave up. The browser's own "offline" is believed at once.
 // The protocol is described in docs/api.md, "Live updates".
 // The server's messages, their fields and which may be null: live_messages.json beside this
 // file (tests/referees/test_live_messages.py holds the server, onMessage and tests/hosts to it).
@@ -33,7 +33,8 @@ const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000];
 // net (a server too old to say its version in pongs). At a league's deadline a fetch every
 // 30 s from every page cost more than everything else the pages did (issue 33).
 const SAFETY_NET_MS = 300000;
-const PING_MS = 4000; // with the pong's version, a lost event is noticed within about 5 s
+const PING_MS = 4000; // how often the page checks that it heard the server lately
+const HEARTBEAT_MS = 4000; // the server's own pongs (SL5R_LIVE_HEARTBEAT_SECONDS, sl5r/settings.py)
 const STALE_MS = 12000; // two pings unanswered, and a little slack for a slow server
 const CHECK_MS = 1000;
 const REFETCH_LIMIT = 5; // fetches in a row while the state is older than a version heard of
@@ -255,8 +256,12 @@ export function connectLive({
     };
   }
 
-  function ping() {
+  // The server sends each page a pong every HEARTBEAT_MS of its own (issue 42); a ping is
+  // sent only when nothing has come for longer (an older server, or a network going
+  // silent), or when the page wants to know now (woken up, back online).
+  function ping(force = false) {
     if (!socket || socket.readyState !== WebSocket.OPEN) return;
+    if (!force && Date.now() - lastHeard < HEARTBEAT_MS + 1000) return;
     try {
       socket.send('{"type":"ping"}');
     } catch (_error) {
@@ -286,7 +291,7 @@ export function connectLive({
       retryTimer = null;
     }
     if (socket && greeted && socket.readyState === WebSocket.OPEN) {
-      ping();
+      ping(true);
       refresh();
       return;
     }
@@ -309,12 +314,13 @@ export function connectLive({
     if (document.hidden) return;
     // A phone woken up: do not wait for the safety net, and test the socket now.
     refresh();
-    ping();
+    ping(true);
   }
 
   // The safety net under the pong's version: a lost event is noticed within 5 minutes.
   const safetyNet = setInterval(refresh, SAFETY_NET_MS);
-  // The ping also keeps proxies from closing an idle connection.
+  // The server's pongs (or, when they stop, the pings) also keep proxies from closing an
+  // idle connection.
   const pinger = setInterval(ping, PING_MS);
   const watchdog = setInterval(checkHeartbeat, CHECK_MS);
 

@@ -6,7 +6,8 @@ opened stay live in the background. ``URL`` is the site (``https://referee.examp
 its name resolved by the host's own /etc/hosts), ``CA`` the certificate to trust.
 
 A page behaves as ``static/js/live.js``: a websocket to ``/ws/tournaments/<id>/``, a ping
-every ``PING`` seconds, the socket dropped when nothing came for ``STALE`` seconds, reopened
+(at most every ``PING`` seconds) once the server's own pongs (every ``HEARTBEAT`` seconds)
+are a second late, the socket dropped when nothing came for ``STALE`` seconds, reopened
 after 1, 2, 4, 8 then 15 s, the state taken from an event or fetched over HTTP
 (after a ``hello``, an event without it, a pong naming a newer version), a fetch given up
 after 10 s. Every frame is read through the table of the server's messages
@@ -47,6 +48,7 @@ from tests.hosts.live_messages import UnfitMessage, message_read
 
 BACKOFF = (1.0, 2.0, 4.0, 8.0, 15.0)
 PING = 4.0
+HEARTBEAT = 4.0  # live.js HEARTBEAT_MS: the server's own pongs
 STALE = 12.0
 CHECK = 1.0
 CATCH_UP = 1.0
@@ -156,7 +158,9 @@ class Phones:
                     # handshake to wait for) and another opened.
                     socket.transport.abort()
                     return
-                if time.monotonic() - pinged >= PING:
+                # live.js pings only when the server's own pongs (every HEARTBEAT) stop.
+                silent = time.monotonic() - heard >= HEARTBEAT + 1.0
+                if silent and time.monotonic() - pinged >= PING:
                     pinged = time.monotonic()
                     try:
                         await socket.send('{"type":"ping"}')

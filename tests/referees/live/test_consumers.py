@@ -27,7 +27,7 @@ from django.utils import timezone
 from referees import services
 from referees.kernel.access import judge_key_create
 from referees.kernel.visibility import Viewer
-from referees.live import consumers
+from referees.live import consumers, hubs
 from referees.live.consumers import (
     CLOSE_BAD_MESSAGE,
     CLOSE_BAD_TOKEN,
@@ -528,7 +528,7 @@ async def test_a_pong_says_a_version_no_event_announced(
     page on an old version; once it is late (issue 42: ``EVENT_LATE_SECONDS``), the next pong
     carries the newer version without ``since``, so the page fetches."""
     monkeypatch.setattr(consumers, "VERSION_FRESH_SECONDS", 0.0)
-    monkeypatch.setattr(consumers, "EVENT_LATE_SECONDS", 0.0)
+    monkeypatch.setattr(hubs, "EVENT_LATE_SECONDS", 0.0)
     comm = communicator(game16.id)
     hello = await connected(comm)
 
@@ -715,3 +715,18 @@ async def test_the_public_is_not_told_of_orders(game16: Game) -> None:
     await database_sync_to_async(hold)(game16, "crab")
     assert await comm.receive_nothing(timeout=0.3)
     await comm.disconnect()
+
+
+async def test_the_server_sends_each_socket_its_pong_without_a_ping(
+    game16: Game, settings: Any
+) -> None:
+    """Issue 42: the hub's heartbeat sends every ready socket its own pong, so that a page
+    knows the server hears it without pinging (live.js pings only when those are late)."""
+    settings.SL5R_LIVE_HEARTBEAT_SECONDS = 0.05
+    public = communicator(game16.id)
+    hello = await connected(public)
+
+    pong = await public.receive_json_from(timeout=TIMEOUT)
+
+    assert pong == {"type": "pong", "version": hello["version"], "since": hello["version"]}
+    await public.disconnect()
