@@ -51,6 +51,11 @@ _PARTS: list[tuple[type[Model], str, list[Field[Any, Any]]]] = [
 
 _ALL_FIELDS = [field for _model, _alias, fields in _PARTS for field in fields]
 
+
+def _key_fits(key: int) -> bool:
+    return -(2**63) <= key < 2**63
+
+
 _Converter = Callable[[Any, Any, BaseDatabaseWrapper], Any]
 # Per database alias: the statement and each column's converters, made at its first read.
 _PREPARED: dict[str, tuple[str, list[list[_Converter]]]] = {}
@@ -101,9 +106,14 @@ def state_reader(*, tournament_id: int, claim: PlayerClaim | None) -> Reader:
     db = router.db_for_read(Tournament)
     connection = connections[db]
     sql, converters = _prepared(connection)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [claim.player_id if claim is not None else None, tournament_id])
-        row = cursor.fetchone()
+    player_id = claim.player_id if claim is not None else None
+    row = None
+    # A key no column can hold matches no row (as the ORM answers it); the driver would
+    # refuse to send it.
+    if _key_fits(tournament_id) and (player_id is None or _key_fits(player_id)):
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [player_id, tournament_id])
+            row = cursor.fetchone()
     if row is None:
         raise TournamentError(
             gettext(ERROR_NO_TOURNAMENT) % {"id": tournament_id}, code="not_found"
