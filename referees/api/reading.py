@@ -15,11 +15,18 @@ from ninja.params.functions import Query
 
 from referees.api.common import ERRORS, judge_of, viewer_of
 from referees.api.schemas.reading import CampaignMapOut, CaseFileOut, LogExportOut, LogOut, StateOut
-from referees.http.auth import ANYONE, SIGNED_IN, caller_of
+from referees.http.auth import (
+    ANYONE_CLAIMED,
+    SIGNED_IN,
+    Caller,
+    caller_of,
+    claim_refused,
+)
 from referees.kernel.access import tournament_get
 from referees.kernel.core import TournamentError
+from referees.kernel.readers import state_reader
 from referees.reading.log import LogFilter, tournament_log, turn_case
-from referees.reading.state import tournament_state
+from referees.reading.state import tournament_state, tournament_state_kept
 from referees.texts.log import LOG_KINDS, log_context, log_kind, log_text
 from sl5r.rules.clans import CLANS
 
@@ -38,7 +45,7 @@ ERROR_NO_CASE = gettext_lazy(
     "/tournaments/{tournament_id}/state",
     response={200: StateOut, **ERRORS},
     exclude_unset=True,
-    auth=ANYONE,
+    auth=ANYONE_CLAIMED,
     tags=["reading"],
     summary="What the caller may see now (judge, player, or anyone)",
 )
@@ -46,9 +53,24 @@ def state(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
     """R1.1: the judge sees everything; a player what his role allows; anyone else the
     public display. ``tournament.version`` grows with every change.
     """
+    # A General's page reads this after every version it hears of: the tournament and his
+    # link's player in one statement built once (issue 42), checked on every read.
+    caller = caller_of(request)
+    reader = state_reader(tournament_id=tournament_id, claim=caller.claim)
+    if caller.claim is not None:
+        caller = (
+            Caller(via=caller.via, user=caller.user, player=reader.player)
+            if reader.claim_stands
+            else claim_refused(request, caller)
+        )
+    viewer = viewer_of(caller, reader.tournament)
+    now = timezone.now()
+    kept = tournament_state_kept(tournament=reader.tournament, viewer=viewer, now=now)
+    if kept is not None:
+        return kept
+    # Built from the whole tournament (its board and map), as before there was a cache.
     tournament = tournament_get(tournament_id=tournament_id)
-    viewer = viewer_of(caller_of(request), tournament)
-    return tournament_state(tournament=tournament, viewer=viewer, now=timezone.now())
+    return tournament_state(tournament=tournament, viewer=viewer, now=now)
 
 
 @router.get(

@@ -28,6 +28,7 @@ from ninja.utils import check_csrf
 from referees.kernel.access import (
     judge_key_user,
     player_from_session,
+    player_session_logout,
     session_claim,
     token_is_judge_key,
     user_is_active,
@@ -156,6 +157,9 @@ ANYONE = [bearer, session, public]
 # A General's own orders: his link or session is checked by the order service, under the
 # tournament's lock, without a query of its own (referees/services/order_frame.py).
 CLAIMED = [BearerAuth(claims=True), SessionAuth(claims=True)]
+# What anyone may read, with a player's link or session as a claim that the endpoint reads
+# with its own rows, in the same statement (the state: referees/kernel/readers.py).
+ANYONE_CLAIMED = [*CLAIMED, public]
 
 
 def caller_recheck(request: HttpRequest) -> Caller:
@@ -167,6 +171,18 @@ def caller_recheck(request: HttpRequest) -> Caller:
             request.auth = caller  # type: ignore[attr-defined]
             return caller
     raise AuthenticationError()
+
+
+def claim_refused(request: HttpRequest, caller: Caller) -> Caller:
+    """A claim whose link no longer stands (revoked, replaced, its player gone), as
+    ``SIGNED_IN`` and ``ANYONE`` refuse it: a bearer token 401 at once; a session is logged
+    out of the player and is whoever else it stands for, or nobody."""
+    if caller.via == "bearer":
+        raise AuthFailed(401, ERROR_BAD_TOKEN, "bad_token")
+    session = getattr(request, "session", None)
+    if session is not None:
+        player_session_logout(session)
+    return Caller(via="public")
 
 
 def caller_of(request: HttpRequest) -> Caller:

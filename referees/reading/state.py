@@ -102,17 +102,32 @@ def tournament_state(*, tournament: Tournament, viewer: Viewer, now: datetime) -
     was read) has been built already, with the clock as of ``now``; else built, kept and
     returned.
     """
+    kept = tournament_state_kept(tournament=tournament, viewer=viewer, now=now)
+    if kept is not None:
+        return kept
     key = view_key(tournament=tournament, viewer=viewer)
-    state = _kept(key)
-    if state is None:
-        with _build_lock(key):
-            state = _kept(key)
-            if state is None:
-                state, read = _state_built(tournament=tournament, viewer=viewer, now=now)
-                ttl = STATE_TTL_JUDGE if viewer.kind == "judge" else STATE_TTL
-                # Kept under the version it shows: read again, it may be newer than asked.
-                _keep(view_key(tournament=read, viewer=viewer), state, ttl)
-                return state
+    with _build_lock(key):
+        state = _kept(key)
+        if state is None:
+            state, read = _state_built(tournament=tournament, viewer=viewer, now=now)
+            ttl = STATE_TTL_JUDGE if viewer.kind == "judge" else STATE_TTL
+            # Kept under the version it shows: read again, it may be newer than asked.
+            _keep(view_key(tournament=read, viewer=viewer), state, ttl)
+            return state
+    return _clock_brought(state, tournament, now)
+
+
+def tournament_state_kept(
+    *, tournament: Tournament, viewer: Viewer, now: datetime
+) -> dict[str, Any] | None:
+    """``viewer``'s view of the tournament's version when it is kept already, with the
+    clock as of ``now``; None when it has to be built (``tournament_state``). Needs only the
+    tournament's row and its campaign's creation time and versions, no query."""
+    state = _kept(view_key(tournament=tournament, viewer=viewer))
+    return None if state is None else _clock_brought(state, tournament, now)
+
+
+def _clock_brought(state: dict[str, Any], tournament: Tournament, now: datetime) -> dict[str, Any]:
     if state["tournament"]["version"] == tournament.campaign.version:
         # Same version, same clock settings: only the time differs.
         state["tournament"]["clock"] = tournament_clock(tournament, now)
