@@ -23,6 +23,7 @@ from django.utils import timezone
 from battles.models import OPEN_STATUSES, Battle
 from referees import services
 from referees.kernel.tokens import token_claim
+from referees.live.events import EVENT_TYPE, VERSION_TYPE
 from referees.services import OrderInput
 from tests.event_capture import IN_MEMORY_LAYERS, Effects, OnCommitCapture, effects_of
 from tests.referees.conftest import Game
@@ -106,8 +107,11 @@ def assert_one_version_and_one_event(effects: Effects, *, public: bool) -> None:
     assert bumps == 1, why
     main = [m["version"] for m in effects.delivered.main]
     assert main == [version], why
-    public_versions = [m["version"] for m in effects.delivered.public]
-    assert public_versions == ([version] if public else []), why
+    # The public group hears of every version: an event (with the public state) when the
+    # public sees the change, else a bare version note that no socket is sent (issue 42).
+    public_heard = [(m["type"], m["version"]) for m in effects.delivered.public]
+    assert public_heard == [(EVENT_TYPE if public else VERSION_TYPE, version)], why
+    assert all("state_json" not in m for m in effects.delivered.public if not public), why
 
 
 def test_one_order_bumps_the_version_once_and_sends_one_event(
@@ -118,7 +122,7 @@ def test_one_order_bumps_the_version_once_and_sends_one_event(
         operation=one_order(game16),
         on_commit=django_capture_on_commit_callbacks,
     )
-    # An order changes nothing the public sees: only the main group hears of it
+    # An order changes nothing the public sees: the public group hears only its version
     # (referees/live/events.py, NOT_PUBLIC_KINDS).
     assert_one_version_and_one_event(effects, public=False)
 

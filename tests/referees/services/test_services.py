@@ -454,8 +454,13 @@ def test_every_change_is_announced_after_commit_with_a_growing_version(
     finally:
         events.async_to_sync = original
     main = [m for m in sent if m["group"] == events.tournament_group(game16.id)]
-    public = [m for m in sent if m["group"] == events.tournament_public_group(game16.id)]
+    heard = [m for m in sent if m["group"] == events.tournament_public_group(game16.id)]
+    public = [m for m in heard if m["type"] == events.EVENT_TYPE]
     assert [m["kind"] for m in main] == ["order", "clock"]
+    # the order reaches the public group as a bare version note (issue 42: no state)
+    notes = [m for m in heard if m["type"] == events.VERSION_TYPE]
+    assert [m["version"] for m in notes] == [main[0]["version"]]
+    assert not any("state_json" in m for m in notes)
     assert main[0]["version"] < main[1]["version"] == game16.refresh().campaign.version
     assert not any("state" in m or "state_json" in m for m in main)
     # the public group: the events that change what the public sees (not an order), each
