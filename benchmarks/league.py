@@ -321,9 +321,9 @@ class Behaviour:
     reads_since: bool  # an event's ``since`` equal to its version: no fetch
     since_while_fetching: bool  # … even while a fetch is out
     reads_pong: bool  # a pong's newer version: fetch
-    reads_pong_since: bool = False  # a pong's ``since`` at most its version: no fetch (issue 42)
     refresh_after_order: bool  # general.js's own fetch after its order is answered
     pong_grace: float = 0.0  # … after this long, if the event has not caught the page up
+    reads_pong_since: bool = False  # a pong's ``since`` at most its version: no fetch (issue 42)
     heartbeat: float | None = None  # the server's pongs: pings only when they are late (issue 42)
 
     def describe(self) -> str:
