@@ -175,13 +175,16 @@ class Member:
     with (``current``; None while unknown: before its hello, or after the hub missed a
     version)."""
 
-    __slots__ = ("current", "held", "send", "sight")
+    __slots__ = ("behind", "current", "held", "send", "sight")
 
     def __init__(self, send: Send, sight: Sight | None = None) -> None:
         self.send = send
         self.held: list[str] | None = []  # None once ready
         self.sight = sight
         self.current: int | None = None
+        # The version the database said that this socket's view was not vouched up to, and
+        # since when (loop time): what makes an event late (``EVENT_LATE_SECONDS``).
+        self.behind: tuple[int, float] | None = None
 
 
 class PublicHub:
@@ -198,7 +201,6 @@ class PublicHub:
         self.tournament_id = tournament_id
         self.version_read = version_read  # the database's version, for the heartbeat's pongs
         self.heartbeat_task: asyncio.Task[None] | None = None
-        self.event_late_since: float | None = None  # when the database first said a newer one
         self.group = self.group_of(tournament_id)
         self.members: dict[int, Member] = {}
         self.channel = ""
@@ -259,12 +261,17 @@ class PublicHub:
         if version is None:
             return {"type": "pong", "version": None}
         through, current = self.vouched(key)
-        now = asyncio.get_running_loop().time()
-        if version <= through:
-            self.event_late_since = None
-        elif self.event_late_since is None:
-            self.event_late_since = now
-        late = version > through and now - (self.event_late_since or now) >= EVENT_LATE_SECONDS
+        member = self.members.get(key)
+        late = False
+        if member is not None:
+            # Timed per socket and per version: caught up past the version it was behind,
+            # a socket starts again with the next one.
+            now = asyncio.get_running_loop().time()
+            if version <= through:
+                member.behind = None
+            elif member.behind is None or member.behind[0] <= through:
+                member.behind = (version, now)
+            late = member.behind is not None and now - member.behind[1] >= EVENT_LATE_SECONDS
         if late or current is None:  # lost, or a view the hub cannot vouch for: compare
             return {"type": "pong", "version": version}
         return {"type": "pong", "version": through, "since": current}

@@ -313,3 +313,28 @@ def test_events_received_together_change_every_view_any_of_them_changed() -> Non
     merged = fanout.events_merged([*orders, resolved])
     assert merged["kind"] == "turn_resolved" and merged["turn"] == 1
     assert fanout.view_changed(crane, merged["route"])
+
+
+async def send_nowhere(message: Any) -> None:
+    """A socket's ASGI send for a hub built by hand: nothing is sent in these tests."""
+
+
+async def test_a_pong_says_a_lost_version_once_that_socket_was_behind_it_for_the_late_window() -> (
+    None
+):
+    """Issue 42: each socket's own lateness. One whose view the hub vouches up to the
+    database's version is told so; another, behind it longer than ``EVENT_LATE_SECONDS``, is
+    told the newer version without ``since`` (it fetches), whatever the first one's pongs."""
+    hub = fanout.PublicHub(None, tournament_id=1)
+    ahead, behind = fanout.Member(send_nowhere), fanout.Member(send_nowhere)
+    hub.members = {1: ahead, 2: behind}
+    hub.seen, ahead.current, behind.current = 5, 7, 5
+
+    on_its_way = hub.pong(2, 7)
+    behind.behind = (7, asyncio.get_running_loop().time() - fanout.EVENT_LATE_SECONDS - 1)
+    vouched = hub.pong(1, 7)
+    lost = hub.pong(2, 7)
+
+    assert on_its_way == {"type": "pong", "version": 5, "since": 5}
+    assert vouched == {"type": "pong", "version": 7, "since": 7}
+    assert lost == {"type": "pong", "version": 7}
