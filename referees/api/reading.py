@@ -12,6 +12,7 @@ from ninja import Router
 
 # The function, typed (ninja.Query is the Annotated shortcut, a generic to mypy).
 from ninja.params.functions import Query
+from ninja.responses import NinjaJSONEncoder
 
 from referees.api.common import ERRORS, judge_of, viewer_of
 from referees.api.schemas.reading import CampaignMapOut, CaseFileOut, LogExportOut, LogOut, StateOut
@@ -31,6 +32,8 @@ from referees.texts.log import LOG_KINDS, log_context, log_kind, log_text
 from sl5r.rules.clans import CLANS
 
 router = Router()
+# What django-ninja's renderer answers with (``JSONRenderer.media_type`` and its charset).
+STATE_CONTENT_TYPE = "application/json; charset=utf-8"
 
 LOG_PAGE = 500
 LOG_PAGE_MAX = 1000
@@ -49,7 +52,7 @@ ERROR_NO_CASE = gettext_lazy(
     tags=["reading"],
     summary="What the caller may see now (judge, player, or anyone)",
 )
-def state(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
+def state(request: HttpRequest, tournament_id: int) -> dict[str, Any] | HttpResponse:
     """R1.1: the judge sees everything; a player what his role allows; anyone else the
     public display. ``tournament.version`` grows with every change.
     """
@@ -67,7 +70,10 @@ def state(request: HttpRequest, tournament_id: int) -> dict[str, Any]:
     now = timezone.now()
     kept = tournament_state_kept(tournament=reader.tournament, viewer=viewer, now=now)
     if kept is not None:
-        return kept
+        # Checked against StateOut when it was built and first answered: written as it is,
+        # not checked again on every read (two thirds of a kept read's cost; issue 42,
+        # benchmarks/state_read.py). The same JSON as a checked one (tests pin it).
+        return HttpResponse(json.dumps(kept, cls=NinjaJSONEncoder), content_type=STATE_CONTENT_TYPE)
     # Built from the whole tournament (its board and map), as before there was a cache.
     tournament = tournament_get(tournament_id=tournament_id)
     return tournament_state(tournament=tournament, viewer=viewer, now=now)

@@ -5,12 +5,16 @@ revoked or replaced link is refused at the very next one."""
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from referees import services
+from referees.kernel.visibility import Viewer
+from referees.reading.state import tournament_state_kept
+from tests.battles.conftest import general, meet
 from tests.referees.conftest import Api, Game
 
 pytestmark = pytest.mark.django_db
@@ -103,3 +107,33 @@ def test_a_missing_tournament_is_404(api: Api, game16: Game) -> None:
     token = game16.token(game16.player("crab"))
     response = api.get(f"/tournaments/{game16.id + 999}/state", token=token)
     assert response.status_code == 404
+
+
+def test_a_kept_state_reads_as_the_checked_one_it_was_built_as(
+    api: Api, game16: Game, judge_key: str
+) -> None:
+    """Issue 42: a kept view is written as it is, not checked against ``StateOut`` again on
+    every read; for a judge, a General at a battle table and the public it is the same
+    answer (type and JSON, but for the clock brought to now) as the checked one that built
+    it."""
+    meet(game16)  # a played turn and a table: the keys only some viewers get are there
+    lion = general(game16, "lion-1")
+    viewers = [
+        (judge_key, Viewer.judge(label=f"judge {game16.judge.get_username()}")),
+        (game16.token(lion), Viewer.of_player(lion)),
+        (None, Viewer.public()),
+    ]
+    for token, viewer in viewers:
+        cache.clear()
+        built = api.get(state_path(game16), token=token)
+        tournament = game16.refresh()
+        assert tournament_state_kept(tournament=tournament, viewer=viewer, now=timezone.now())
+        kept = api.get(state_path(game16), token=token)
+
+        assert (built.status_code, kept.status_code) == (200, 200)
+        assert kept["Content-Type"] == built["Content-Type"]
+        built_state, kept_state = built.json(), kept.json()
+        built_clock = built_state["tournament"].pop("clock")
+        kept_clock = kept_state["tournament"].pop("clock")
+        assert kept_state == built_state
+        assert kept_clock.keys() == built_clock.keys()
