@@ -55,6 +55,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,18 @@ class Series:
 
 
 # --- The scratch database --------------------------------------------------------------------
+
+
+def urlconf_with(route: str, view: Any) -> types.ModuleType:
+    """The site's URLs with one of a benchmark's own in front (``order_cost.py``'s minimal
+    insert, ``state_read.py``'s empty view): the two measured on the same stack."""
+    from django.urls import path
+
+    from sl5r import urls
+
+    module = types.ModuleType("bench_urls")
+    module.urlpatterns = [path(route, view), *urls.urlpatterns]  # type: ignore[attr-defined]
+    return module
 
 
 def configure(postgres: str | None, workdir: Path) -> tuple[str, str | None]:

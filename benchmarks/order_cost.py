@@ -49,6 +49,7 @@ from benchmarks.order_burst import (  # noqa: E402 (needs ROOT on the path)
     drop_scratch,
     load_average,
     machine,
+    urlconf_with,
 )
 
 TARGET_RATIO = 2.0
@@ -57,12 +58,10 @@ TARGET_RATIO = 2.0
 def bench_urlconf() -> types.ModuleType:
     """The site's URLs plus ``bench/insert``: the minimal view to compare an order with."""
     from django.http import HttpRequest, HttpResponse
-    from django.urls import path
     from django.utils import timezone
     from django.views.decorators.csrf import csrf_exempt
 
     from referees.models import LogEntry, Tournament
-    from sl5r import urls
 
     tournament_id = Tournament.objects.values_list("pk", flat=True).first()
 
@@ -73,9 +72,7 @@ def bench_urlconf() -> types.ModuleType:
         )
         return HttpResponse(status=204)
 
-    module = types.ModuleType("bench_urls")
-    module.urlpatterns = [path("bench/insert", insert), *urls.urlpatterns]  # type: ignore[attr-defined]
-    return module
+    return urlconf_with("bench/insert", insert)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,6 +46,7 @@ from benchmarks.order_burst import (  # noqa: E402 (needs ROOT on the path)
     drop_scratch,
     load_average,
     machine,
+    urlconf_with,
 )
 
 TARGET_RATIO = 2.0
@@ -54,16 +55,11 @@ TARGET_RATIO = 2.0
 def bench_urlconf() -> types.ModuleType:
     """The site's URLs plus ``bench/empty``: the empty view to compare a state read with."""
     from django.http import HttpRequest, JsonResponse
-    from django.urls import path
-
-    from sl5r import urls
 
     def empty(request: HttpRequest) -> JsonResponse:
         return JsonResponse({})
 
-    module = types.ModuleType("bench_urls")
-    module.urlpatterns = [path("bench/empty", empty), *urls.urlpatterns]  # type: ignore[attr-defined]
-    return module
+    return urlconf_with("bench/empty", empty)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -309,6 +309,6 @@ class TournamentConsumer(AsyncJsonWebsocketConsumer):
 
     def pong(self, version: int | None) -> dict[str, Any]:
         """The answer to a ping: this socket's pong from its hub (``PublicHub.pong``)."""
-        if self.hub is None or version is None:
+        if self.hub is None:
             return {"type": "pong", "version": version}
         return self.hub.pong(id(self), version)

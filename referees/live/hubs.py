@@ -235,19 +235,10 @@ class PublicHub:
                 version: int | None = await self.version_read(self.tournament_id)
             except Exception:  # the database is away: the pong still says the server is there
                 version = None
-            sent = 0
-            for key, member in list(self.members.items()):
-                if member.held is not None:
-                    continue
+            ready = [(key, m) for key, m in self.members.items() if m.held is None]
+            for sent, (key, member) in enumerate(ready, start=1):
                 frame = json.dumps(self.pong(key, version), separators=(",", ":"))
-                try:
-                    await member.send(_text(frame))
-                except Exception:
-                    log.warning("dropped a socket of %s", self.group, exc_info=True)
-                    self.members.pop(key, None)
-                sent += 1
-                if sent % SENDS_BETWEEN_YIELDS == 0:
-                    await asyncio.sleep(0)
+                await self.write(key, member, frame, sent)
 
     def pong(self, key: int, version: int | None) -> dict[str, Any]:
         """The pong of the socket ``key``, the database saying ``version``: the newest
@@ -347,14 +338,19 @@ class PublicHub:
             if member.held is not None:
                 member.held.append(frame)
                 continue
-            try:
-                await member.send(_text(frame))
-            except Exception:
-                log.warning("dropped a public socket of %s", self.group, exc_info=True)
-                self.members.pop(key, None)
             sent += 1
-            if sent % SENDS_BETWEEN_YIELDS == 0:
-                await asyncio.sleep(0)
+            await self.write(key, member, frame, sent)
+
+    async def write(self, key: int, member: Member, frame: str, sent: int) -> None:
+        """``frame`` to one ready socket (the ``sent``-th of a round of writes): a socket
+        whose send fails is dropped from the hub, and the loop gets a turn now and then."""
+        try:
+            await member.send(_text(frame))
+        except Exception:
+            log.warning("dropped a socket of %s", self.group, exc_info=True)
+            self.members.pop(key, None)
+        if sent % SENDS_BETWEEN_YIELDS == 0:
+            await asyncio.sleep(0)
 
     def _chosen(self, keys: list[int]) -> list[tuple[int, Member]]:
         return [(key, self.members[key]) for key in keys if key in self.members]
